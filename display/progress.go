@@ -1,0 +1,82 @@
+package display
+
+import (
+	"fmt"
+	"html"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/goaccel/goaccel/frontend"
+)
+
+// Progress is a progress bar drawn under the cell and updated in place.
+// Updates are throttled so a tight loop calling Add does not flood the
+// frontend; Done always draws the final state.
+type Progress struct {
+	mu       sync.Mutex
+	handle   *Handle
+	label    string
+	total    int
+	n        int
+	started  time.Time
+	lastDraw time.Time
+	interval time.Duration
+}
+
+// NewProgress shows a bar for total steps with a label.
+func NewProgress(label string, total int) *Progress {
+	p := &Progress{label: label, total: total, started: time.Now(), interval: 100 * time.Millisecond}
+	p.handle = Display(p.bundle())
+	p.lastDraw = time.Now()
+	return p
+}
+
+// Add advances the bar by n steps.
+func (p *Progress) Add(n int) { p.Set(p.value() + n) }
+
+// Set moves the bar to n steps.
+func (p *Progress) Set(n int) {
+	p.mu.Lock()
+	p.n = n
+	draw := time.Since(p.lastDraw) >= p.interval || n >= p.total
+	if draw {
+		p.lastDraw = time.Now()
+	}
+	b := p.bundle()
+	p.mu.Unlock()
+	if draw {
+		p.handle.Update(b)
+	}
+}
+
+// Done draws the final state.
+func (p *Progress) Done() {
+	p.mu.Lock()
+	b := p.bundle()
+	p.mu.Unlock()
+	p.handle.Update(b)
+}
+
+func (p *Progress) value() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.n
+}
+
+// bundle renders the bar; callers hold p.mu (or own p exclusively).
+func (p *Progress) bundle() frontend.MIMEBundle {
+	frac := 0.0
+	if p.total > 0 {
+		frac = float64(p.n) / float64(p.total)
+	}
+	frac = min(max(frac, 0), 1)
+	elapsed := time.Since(p.started).Truncate(100 * time.Millisecond)
+	const width = 30
+	filled := int(frac * width)
+	text := fmt.Sprintf("%s [%s%s] %d/%d %3.0f%% %s", p.label,
+		strings.Repeat("#", filled), strings.Repeat(".", width-filled), p.n, p.total, frac*100, elapsed)
+	htmlBar := fmt.Sprintf(`<div style="font-family:monospace">%s <progress value="%d" max="%d" style="width:20em"></progress> %d/%d (%.0f%%) %s</div>`,
+		html.EscapeString(p.label), p.n, p.total, p.n, p.total, frac*100, elapsed)
+	return frontend.MIMEBundle{"text/plain": text, "text/html": htmlBar}
+}
