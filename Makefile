@@ -1,0 +1,58 @@
+# goaccel — a Jupyter kernel for Go with Accelerate's notebook workflow.
+#
+#   make lab    build goaccel, install its kernelspec, open JupyterLab on examples/notebooks
+#   make test   everything: Go tests, protocol conformance, notebooks, a real browser
+#   make bench  benchmarks beside their peers (ipykernel, Python writers, raw loopback)
+#
+# Everything outside Go modules (a Python virtualenv with Jupyter and the
+# trackers' own packages, Debian's chromium, npm's playwright-core) is
+# installed idempotently under $(CACHE), outside the clone.
+
+CACHE   ?= $(HOME)/.cache/goaccel
+VENV    ?= $(CACHE)/venv
+NODEDIR ?= $(CACHE)/node
+BIN     := bin/goaccel
+GO      ?= go
+PY      := $(VENV)/bin/python
+export GOACCEL_VENV := $(VENV)
+
+.PHONY: all build lab test test-deps go-test e2e browser-test bench vet fmt-check clean venv browser-deps
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/kernel
+
+venv:
+	@bash scripts/venv.sh "$(VENV)" e2e/requirements.lock
+
+browser-deps:
+	@bash scripts/browser.sh "$(NODEDIR)"
+
+test-deps: venv browser-deps
+	$(GO) mod download
+
+lab: build venv
+	VIRTUAL_ENV=$(VENV) ./$(BIN) install --sys-prefix
+	PATH=$(VENV)/bin:$$PATH $(VENV)/bin/jupyter lab --notebook-dir=examples/notebooks
+
+vet:
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-ed:"; echo "$$out"; exit 1; fi
+
+go-test: build
+	$(GO) test -count=1 -timeout 20m ./...
+
+e2e: build
+	cd e2e && $(PY) -m pytest -p no:cacheprovider -q .
+
+browser-test: build
+	GOACCEL_NODE_DIR=$(NODEDIR) node --test e2e/browser/
+
+test: test-deps vet go-test e2e browser-test
+
+bench: build venv
+	bash bench/run.sh
+
+clean:
+	rm -rf bin e2e/artifacts

@@ -1,0 +1,113 @@
+"""Kernel benchmark through the real jupyter_client: goaccel beside ipykernel
+in the same run. Prints start→ready, trivial-cell round trip (median and p90
+of N), and stdout throughput of a cell printing 100,000 lines, plus ratios.
+
+Usage: python bench/kernel_bench.py [--rounds 200] [--starts 5]
+(run by `make bench`; needs bin/goaccel and the test virtualenv)."""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from jupyter_client.manager import KernelManager
+
+ROOT = Path(__file__).resolve().parent.parent
+
+KERNELS = {
+    "goaccel": {
+        "name": "goaccel-bench",
+        "trivial": "1",
+        "print": 'import "fmt"\nfor i := 0; i < 100000; i++ {\n\tfmt.Println("line", i, "of the throughput benchmark")\n}',
+    },
+    "ipykernel": {
+        "name": "python3",
+        "trivial": "1",
+        "print": 'for i in range(100000):\n    print("line", i, "of the throughput benchmark")',
+    },
+}
+
+
+def wait_idle(kc, msg_id, count_bytes=False):
+    nbytes = 0
+    while True:
+        m = kc.get_iopub_msg(timeout=120)
+        if m["parent_header"].get("msg_id") != msg_id:
+            continue
+        if m["msg_type"] == "stream":
+            nbytes += len(m["content"]["text"].encode())
+        if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+            return nbytes
+
+
+def start(name):
+    t0 = time.perf_counter()
+    km = KernelManager(kernel_name=name)
+    km.start_kernel()
+    kc = km.client()
+    kc.start_channels()
+    kc.wait_for_ready(timeout=60)
+    return km, kc, time.perf_counter() - t0
+
+
+def bench(label, spec, rounds, starts):
+    startup = []
+    for _ in range(starts):
+        km, kc, dt = start(spec["name"])
+        startup.append(dt)
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    km, kc, _ = start(spec["name"])
+    try:
+        for _ in range(10):  # warm up
+            wait_idle(kc, kc.execute(spec["trivial"]))
+        rtt = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            msg_id = kc.execute(spec["trivial"])
+            wait_idle(kc, msg_id)
+            rtt.append(time.perf_counter() - t0)
+            kc.get_shell_msg(timeout=10)
+        t0 = time.perf_counter()
+        msg_id = kc.execute(spec["print"])
+        nbytes = wait_idle(kc, msg_id, True)
+        dt = time.perf_counter() - t0
+        kc.get_shell_msg(timeout=10)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    rtt.sort()
+    return {
+        "start_s": statistics.median(startup),
+        "rtt_median_ms": statistics.median(rtt) * 1e3,
+        "rtt_p90_ms": rtt[int(0.9 * len(rtt)) - 1] * 1e3,
+        "throughput_MBps": nbytes / dt / 1e6,
+        "bytes": nbytes,
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=200)
+    ap.add_argument("--starts", type=int, default=5)
+    args = ap.parse_args()
+    scratch = tempfile.mkdtemp(prefix="goaccel-bench-")
+    subprocess.run([str(ROOT / "bin" / "goaccel"), "install", "--prefix", scratch, "--name", "goaccel-bench"],
+                   check=True, stdout=subprocess.DEVNULL)
+    os.environ["JUPYTER_PATH"] = os.path.join(scratch, "share", "jupyter") + os.pathsep + os.path.join(sys.prefix, "share", "jupyter")
+    os.environ["XDG_DATA_HOME"] = os.path.join(scratch, "data")
+    res = {label: bench(label, spec, args.rounds, args.starts) for label, spec in KERNELS.items()}
+    g, p = res["goaccel"], res["ipykernel"]
+    print(f"{'':24}{'goaccel':>12}{'ipykernel':>12}{'ratio':>10}   target")
+    print(f"{'start → ready (s)':24}{g['start_s']:12.3f}{p['start_s']:12.3f}{p['start_s']/g['start_s']:9.1f}x   ≤ 0.150 s")
+    print(f"{'round trip median (ms)':24}{g['rtt_median_ms']:12.3f}{p['rtt_median_ms']:12.3f}{p['rtt_median_ms']/g['rtt_median_ms']:9.1f}x   ≤ 1 ms")
+    print(f"{'round trip p90 (ms)':24}{g['rtt_p90_ms']:12.3f}{p['rtt_p90_ms']:12.3f}{p['rtt_p90_ms']/g['rtt_p90_ms']:9.1f}x")
+    print(f"{'stdout 100k lines (MB/s)':24}{g['throughput_MBps']:12.2f}{p['throughput_MBps']:12.2f}{g['throughput_MBps']/p['throughput_MBps']:9.1f}x   ≥ 10 MB/s")
+    print("(ratio = how many times goaccel is ahead of ipykernel)")
+
+
+if __name__ == "__main__":
+    main()

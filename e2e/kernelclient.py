@@ -1,0 +1,72 @@
+"""Small helpers over jupyter_client for goaccel's end-to-end tests."""
+import time
+from contextlib import contextmanager
+from queue import Empty
+
+from jupyter_client.manager import KernelManager
+
+from conftest import KERNEL_NAME
+
+TIMEOUT = 30
+
+
+@contextmanager
+def running_kernel(**kw):
+    km = KernelManager(kernel_name=KERNEL_NAME, **kw)
+    km.start_kernel()
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=TIMEOUT)
+        yield km, kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def collect(kc, msg_id, timeout=TIMEOUT):
+    """IOPub messages whose parent is msg_id, up to and including idle."""
+    out = []
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"no idle for {msg_id} within {timeout}s; got {[m['msg_type'] for m in out]}")
+        try:
+            msg = kc.get_iopub_msg(timeout=left)
+        except Empty:
+            continue
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        out.append(msg)
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            return out
+
+
+def shell_reply(kc, msg_id, timeout=TIMEOUT):
+    deadline = time.monotonic() + timeout
+    while True:
+        msg = kc.get_shell_msg(timeout=max(0.01, deadline - time.monotonic()))
+        if msg["parent_header"].get("msg_id") == msg_id:
+            return msg
+
+
+def run(kc, code, timeout=TIMEOUT, **kw):
+    """Executes code and returns (reply, iopub outputs without status/execute_input)."""
+    msg_id = kc.execute(code, **kw)
+    reply = shell_reply(kc, msg_id, timeout)
+    msgs = collect(kc, msg_id, timeout)
+    outputs = [m for m in msgs if m["msg_type"] not in ("status", "execute_input")]
+    return reply, outputs
+
+
+def stdout_of(outputs, name="stdout"):
+    return "".join(m["content"]["text"] for m in outputs
+                   if m["msg_type"] == "stream" and m["content"]["name"] == name)
+
+
+def result_text(outputs):
+    for m in outputs:
+        if m["msg_type"] == "execute_result":
+            return m["content"]["data"]["text/plain"]
+    return None

@@ -1,0 +1,266 @@
+"""What jupyter_kernel_test does not cover, through the real jupyter_client:
+interrupt, restart, stdin, comms, update_display_data, stop_on_error, output
+ordering and streaming, error reporting, history across restarts."""
+import time
+
+import pytest
+
+from kernelclient import collect, result_text, run, running_kernel, shell_reply, stdout_of
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    with running_kernel() as (km, kc):
+        yield km, kc
+
+
+def test_state_persists_and_redefinition(kernel):
+    _, kc = kernel
+    reply, _ = run(kc, 'import "fmt"\nx := 41\nfunc inc(v int) int { return v + 1 }')
+    assert reply["content"]["status"] == "ok"
+    reply, out = run(kc, "inc(x)")
+    assert result_text(out) == "42"
+    reply, _ = run(kc, "func inc(v int) int { return v + 10 }")
+    assert reply["content"]["status"] == "ok"
+    reply, out = run(kc, "inc(x)")
+    assert result_text(out) == "51"
+    # re-importing is harmless
+    reply, _ = run(kc, 'import "fmt"\nfmt.Println("again")')
+    assert reply["content"]["status"] == "ok"
+
+
+@pytest.mark.parametrize("code", ["for {}", "select {}", "ch := make(chan int)\n<-ch",
+                                  'import "time"\ntime.Sleep(time.Hour)'])
+def test_interrupt_stops_cell_within_a_second_and_keeps_state(kernel, code):
+    km, kc = kernel
+    run(kc, "kept := 7")
+    msg_id = kc.execute(code)
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    km.interrupt_kernel()
+    reply = shell_reply(kc, msg_id, timeout=10)
+    elapsed = time.monotonic() - t0
+    collect(kc, msg_id)
+    assert reply["content"]["status"] == "error"
+    assert "nterrupt" in reply["content"]["ename"] + reply["content"]["evalue"]
+    assert elapsed < 1.0, f"interrupt took {elapsed:.2f}s"
+    _, out = run(kc, "kept")
+    assert result_text(out) == "7"
+
+
+def test_output_streams_while_cell_runs(kernel):
+    _, kc = kernel
+    msg_id = kc.execute('import "fmt"\nimport "time"\nfmt.Println("early")\ntime.Sleep(1500 * time.Millisecond)\nfmt.Println("late")')
+    t0 = time.monotonic()
+    first = None
+    msgs = []
+    while True:
+        m = kc.get_iopub_msg(timeout=10)
+        if m["parent_header"].get("msg_id") != msg_id:
+            continue
+        msgs.append(m)
+        if m["msg_type"] == "stream" and first is None:
+            first = time.monotonic() - t0
+            assert "early" in m["content"]["text"]
+        if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+            break
+    assert first is not None and first < 1.0, f"first output after {first}s: not streamed"
+    shell_reply(kc, msg_id)
+
+
+def test_output_order(kernel):
+    _, kc = kernel
+    code = ('import "fmt"\nimport "github.com/goaccel/goaccel/display"\n'
+            'fmt.Println("a")\ndisplay.HTML("<i>h</i>")\nfmt.Println("b")\n6*7')
+    _, out = run(kc, code)
+    kinds = [(m["msg_type"], m["content"].get("text", "").strip()) for m in out]
+    assert kinds == [("stream", "a"), ("display_data", ""), ("stream", "b"), ("execute_result", "")], kinds
+
+
+def test_update_display_data(kernel):
+    _, kc = kernel
+    code = ('import "github.com/goaccel/goaccel/display"\n'
+            'h := display.HTML("<p>one</p>")\nh.UpdateHTML("<p>two</p>")')
+    reply, out = run(kc, code)
+    assert reply["content"]["status"] == "ok"
+    disp = [m for m in out if m["msg_type"] == "display_data"]
+    upd = [m for m in out if m["msg_type"] == "update_display_data"]
+    assert len(disp) == 1 and len(upd) == 1
+    did = disp[0]["content"]["transient"]["display_id"]
+    assert did and upd[0]["content"]["transient"]["display_id"] == did
+    assert upd[0]["content"]["data"]["text/html"] == "<p>two</p>"
+
+
+def test_progress_bar_updates_in_place(kernel):
+    _, kc = kernel
+    code = ('import "github.com/goaccel/goaccel/display"\n'
+            'p := display.NewProgress("steps", 100000)\nfor i := 0; i < 100000; i++ { p.Add(1) }\np.Done()')
+    reply, out = run(kc, code)
+    assert reply["content"]["status"] == "ok"
+    upd = [m for m in out if m["msg_type"] == "update_display_data"]
+    assert 1 <= len(upd) < 200, f"{len(upd)} updates: not throttled"
+    assert "100000/100000" in upd[-1]["content"]["data"]["text/plain"]
+
+
+def test_clear_output_wait(kernel):
+    _, kc = kernel
+    _, out = run(kc, 'import "github.com/goaccel/goaccel/display"\ndisplay.ClearOutput(true)')
+    clears = [m for m in out if m["msg_type"] == "clear_output"]
+    assert clears and clears[0]["content"]["wait"] is True
+
+
+def test_stop_on_error_aborts_queued(kernel):
+    _, kc = kernel
+    first = kc.execute('panic("first fails")')
+    second = kc.execute("y := 1")
+    third = kc.execute("z := 2")
+    r1 = shell_reply(kc, first)
+    r2 = shell_reply(kc, second)
+    r3 = shell_reply(kc, third)
+    assert r1["content"]["status"] == "error"
+    assert r2["content"]["status"] == "aborted"
+    assert r3["content"]["status"] == "aborted"
+    # the queue is usable again afterwards, and stop_on_error=False keeps going
+    a = kc.execute('panic("no stop")', stop_on_error=False)
+    b = kc.execute("40 + 2")
+    assert shell_reply(kc, a)["content"]["status"] == "error"
+    rb = shell_reply(kc, b)
+    assert rb["content"]["status"] == "ok"
+
+
+def test_stdin_input_and_password(kernel):
+    _, kc = kernel
+    msg_id = kc.execute('import "fmt"\nvar name string\nfmt.Scanln(&name)\nfmt.Println("hello", name)', allow_stdin=True)
+    req = kc.get_stdin_msg(timeout=10)
+    assert req["msg_type"] == "input_request"
+    assert req["content"]["password"] is False
+    kc.input("gopher")
+    reply = shell_reply(kc, msg_id)
+    out = collect(kc, msg_id)
+    assert reply["content"]["status"] == "ok"
+    assert "hello gopher" in stdout_of(out)
+
+    msg_id = kc.execute('import "github.com/goaccel/goaccel/input"\nsecret, _ := input.Password("token: ")\nlen(secret)', allow_stdin=True)
+    req = kc.get_stdin_msg(timeout=10)
+    assert req["content"]["password"] is True
+    assert req["content"]["prompt"] == "token: "
+    kc.input("s3cr3t")
+    shell_reply(kc, msg_id)
+    assert result_text(collect(kc, msg_id)) == "6"
+
+
+def test_stdin_not_allowed_is_a_clear_error(kernel):
+    _, kc = kernel
+    reply, out = run(kc, 'import "fmt"\nvar s string\n_, err := fmt.Scanln(&s)\nfmt.Println("err:", err)', allow_stdin=False)
+    assert "stdin" in stdout_of(out).lower()
+
+
+def test_errors_keep_kernel_alive(kernel):
+    _, kc = kernel
+    run(kc, "alive := 99")
+    reply, out = run(kc, "x := \n1 +")
+    assert reply["content"]["status"] == "error"
+    assert any(":" in line for line in reply["content"]["traceback"])
+    reply, out = run(kc, 'import "os"\nos.Exit(3)')
+    assert reply["content"]["status"] == "error"
+    assert "3" in reply["content"]["evalue"]
+    reply, out = run(kc, "var p *struct{ v int }\np.v")
+    assert reply["content"]["status"] == "error"
+    reply, out = run(kc, 'go func() { panic("in a goroutine") }()\nimport "time"\ntime.Sleep(200 * time.Millisecond)')
+    assert reply["content"]["status"] == "error" or "goroutine" in stdout_of(out, "stderr")
+    _, out = run(kc, "alive")
+    assert result_text(out) == "99"
+
+
+def test_panic_traceback_names_cell_line(kernel):
+    _, kc = kernel
+    reply, out = run(kc, 'func boom() {\n\tpanic("deep")\n}\nboom()')
+    assert reply["content"]["status"] == "error"
+    tb = "\n".join(reply["content"]["traceback"])
+    assert "deep" in reply["content"]["evalue"]
+    assert "2" in tb, tb
+
+
+def test_comms(kernel):
+    _, kc = kernel
+    msg_id = kc.comm_info()
+    reply = shell_reply(kc, msg_id)
+    assert reply["msg_type"] == "comm_info_reply" and reply["content"]["status"] == "ok"
+    # unknown target: the kernel closes the comm
+    kc.shell_channel.send(kc.session.msg("comm_open", {"comm_id": "c-unknown", "target_name": "no-such-target", "data": {}}))
+    deadline = time.monotonic() + 10
+    closed = False
+    while time.monotonic() < deadline and not closed:
+        m = kc.get_iopub_msg(timeout=10)
+        closed = m["msg_type"] == "comm_close" and m["content"]["comm_id"] == "c-unknown"
+    assert closed
+    # a target registered by a cell echoes what it receives
+    reply, _ = run(kc, 'import "github.com/goaccel/goaccel/comm"\n'
+                       'comm.RegisterTarget("echo", func(c *comm.Comm, data map[string]any) { c.OnMessage(func(d map[string]any) { c.Send(d) }) })')
+    assert reply["content"]["status"] == "ok", reply["content"]
+    info = shell_reply(kc, kc.comm_info())
+    kc.shell_channel.send(kc.session.msg("comm_open", {"comm_id": "c-echo", "target_name": "echo", "data": {}}))
+    kc.shell_channel.send(kc.session.msg("comm_msg", {"comm_id": "c-echo", "data": {"ping": 1}}))
+    got = None
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and got is None:
+        m = kc.get_iopub_msg(timeout=10)
+        if m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == "c-echo":
+            got = m["content"]["data"]
+    assert got == {"ping": 1}
+    info = shell_reply(kc, kc.comm_info())
+    assert "c-echo" in info["content"]["comms"]
+    kc.shell_channel.send(kc.session.msg("comm_close", {"comm_id": "c-echo", "data": {}}))
+    time.sleep(0.3)
+    info = shell_reply(kc, kc.comm_info())
+    assert "c-echo" not in info["content"]["comms"]
+
+
+def test_magics(kernel):
+    _, kc = kernel
+    _, out = run(kc, "%env GOACCEL_E2E=yes")
+    _, out = run(kc, 'import "os"\nos.Getenv("GOACCEL_E2E")')
+    assert result_text(out) == '"yes"' or result_text(out) == "yes"
+    _, out = run(kc, "!echo from-shell")
+    assert "from-shell" in stdout_of(out)
+    run(kc, "whoVar := 1")
+    _, out = run(kc, "%who")
+    assert "whoVar" in stdout_of(out) + (result_text(out) or "")
+    _, out = run(kc, '%time\nimport "time"\ntime.Sleep(10 * time.Millisecond)')
+    assert "ms" in stdout_of(out) + stdout_of(out, "stderr")
+    reply, _ = run(kc, "%reset")
+    assert reply["content"]["status"] == "ok"
+    reply, _ = run(kc, "whoVar")
+    assert reply["content"]["status"] == "error"
+
+
+def test_restart_and_history_across_restart():
+    with running_kernel() as (km, kc):
+        run(kc, "before := 1")
+        h = shell_reply(kc, kc.history(hist_access_type="tail", n=5, output=False, raw=True))
+        session_before = h["content"]["history"][-1][0]
+        km.restart_kernel(now=False)
+        kc.wait_for_ready(timeout=30)
+        reply, _ = run(kc, "before")
+        assert reply["content"]["status"] == "error", "state survived a restart"
+        run(kc, "after := 2")
+        h = shell_reply(kc, kc.history(hist_access_type="tail", n=10, output=False, raw=True))
+        entries = h["content"]["history"]
+        sessions = {e[0] for e in entries}
+        assert session_before in sessions and len(sessions) >= 2, entries
+        assert any(e[2] == "before := 1" for e in entries)
+        s = shell_reply(kc, kc.history(hist_access_type="search", pattern="before*", unique=True))
+        assert [e[2] for e in s["content"]["history"]].count("before := 1") == 1
+
+
+def test_shutdown_reply():
+    with running_kernel() as (km, kc):
+        msg_id = kc.shutdown(restart=False)
+        reply = kc.control_channel.get_msg(timeout=10)
+        assert reply["parent_header"]["msg_id"] == msg_id
+        assert reply["msg_type"] == "shutdown_reply"
+        assert reply["content"]["restart"] is False
+        deadline = time.monotonic() + 10
+        while km.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not km.is_alive(), "kernel did not exit after shutdown_request"
