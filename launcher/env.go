@@ -1,0 +1,88 @@
+package launcher
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+
+	"github.com/sirupsen/logrus"
+)
+
+// workerEnv is the environment of local rank local in the given attempt:
+// the kernel's environment, the worker command's, then the launcher's
+// variables, then Options.Env.
+func (l *launch) workerEnv(local, restart int, mode string) []string {
+	o := l.opts
+	rank := o.NumProcesses*o.NodeRank + local
+	world := o.NumNodes * o.NumProcesses
+	host, port, _ := net.SplitHostPort(l.endpoint)
+	set := map[string]string{
+		"RANK":                       strconv.Itoa(rank),
+		"LOCAL_RANK":                 strconv.Itoa(local),
+		"WORLD_SIZE":                 strconv.Itoa(world),
+		"LOCAL_WORLD_SIZE":           strconv.Itoa(o.NumProcesses),
+		"NODE_RANK":                  strconv.Itoa(o.NodeRank),
+		"GROUP_RANK":                 strconv.Itoa(o.NodeRank),
+		"ROLE_RANK":                  strconv.Itoa(rank),
+		"ROLE_NAME":                  roleName,
+		"ROLE_WORLD_SIZE":            strconv.Itoa(world),
+		"NPROC":                      strconv.Itoa(o.NumProcesses),
+		"MASTER_ADDR":                host,
+		"MASTER_PORT":                port,
+		"ACCELERATE_MIXED_PRECISION": o.MixedPrecision,
+		"MIXED_PRECISION":            o.MixedPrecision,
+		"TORCHELASTIC_RESTART_COUNT": strconv.Itoa(restart),
+		"TORCHELASTIC_MAX_RESTARTS":  strconv.Itoa(o.MaxRestarts),
+		"TORCHELASTIC_RUN_ID":        o.RdzvID,
+		EnvLaunchSecret:              l.secret,
+		EnvRdzvBackend:               o.RdzvBackend,
+		EnvRdzvEndpoint:              l.endpoint,
+		EnvRdzvNamespace:             o.RdzvID + "/" + mode + "-" + strconv.Itoa(restart),
+		EnvRdzvConf:                  l.rdzvConfJSON(),
+		EnvWorkerMode:                mode,
+		EnvLauncherPID:               strconv.Itoa(os.Getpid()),
+		EnvLogLevel:                  logrus.GetLevel().String(),
+	}
+	if l.devices != nil {
+		set["CUDA_VISIBLE_DEVICES"] = l.devices[local].visibleID()
+	} else {
+		if o.UseCPU {
+			set["ACCELERATE_USE_CPU"] = "yes"
+			set["CUDA_VISIBLE_DEVICES"] = ""
+		}
+		// N CPU workers share the machine: give each its share of the
+		// cores unless the user chose (torchrun does the same with
+		// OMP_NUM_THREADS).
+		if _, ok := os.LookupEnv("GOMAXPROCS"); !ok && o.NumProcesses > 1 {
+			set["GOMAXPROCS"] = strconv.Itoa(max(1, runtime.NumCPU()/o.NumProcesses))
+		}
+	}
+	for k, v := range o.Env {
+		set[k] = v
+	}
+	env := append(os.Environ(), l.cmd.Env...)
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+set[k]) // later entries win (os/exec dedups)
+	}
+	return env
+}
+
+func (l *launch) rdzvConfJSON() string {
+	conf := map[string]string{}
+	for k, v := range l.opts.RdzvConf {
+		conf[k] = v
+	}
+	if l.opts.RdzvBackend == "static" {
+		conf["rank"] = strconv.Itoa(l.opts.NodeRank)
+	}
+	b, _ := json.Marshal(conf)
+	return string(b)
+}
