@@ -1,0 +1,194 @@
+package livechart
+
+import (
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goaccel/goaccel/display"
+	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/tracking/values"
+)
+
+type call struct {
+	update bool
+	id     string
+	data   frontend.MIMEBundle
+	at     time.Time
+}
+
+// fakePublisher records display calls.
+type fakePublisher struct {
+	mu    sync.Mutex
+	calls []call
+}
+
+func (f *fakePublisher) Stream(string, string) {}
+func (f *fakePublisher) ClearOutput(bool)      {}
+func (f *fakePublisher) Display(d frontend.MIMEBundle, _ map[string]any, id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, call{false, id, d, time.Now()})
+}
+func (f *fakePublisher) UpdateDisplay(d frontend.MIMEBundle, _ map[string]any, id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, call{true, id, d, time.Now()})
+}
+func (f *fakePublisher) snapshot() []call {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]call(nil), f.calls...)
+}
+
+func install(t *testing.T) *fakePublisher {
+	p := &fakePublisher{}
+	restore := display.SetSink(p)
+	t.Cleanup(restore)
+	return p
+}
+
+func started(t *testing.T, opts Options) *Tracker {
+	tr := Open(opts)
+	if err := tr.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// checkOneDisplay asserts one Display followed only by updates of its id.
+func checkOneDisplay(t *testing.T, calls []call) {
+	t.Helper()
+	if len(calls) == 0 || calls[0].update {
+		t.Fatalf("first call is not a Display: %d calls", len(calls))
+	}
+	for i, c := range calls[1:] {
+		if !c.update || c.id != calls[0].id {
+			t.Fatalf("call %d: update=%v id=%s, want update of %s", i+1, c.update, c.id, calls[0].id)
+		}
+	}
+}
+
+func TestThrottleTightLoop(t *testing.T) {
+	p := install(t)
+	tr := started(t, Options{Title: "run"})
+	start := time.Now()
+	for i := 0; i < 10000; i++ {
+		if err := tr.Log(map[string]any{"loss": 1 / float64(i+1), "acc": float64(i) / 10000, "lr": map[string]float64{"a": 1, "b": 2}}, i, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	elapsed := time.Since(start)
+	if err := tr.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	calls := p.snapshot()
+	checkOneDisplay(t, calls)
+	// At most one draw per 250 ms while logging, plus the first and the final one.
+	if limit := int(elapsed/(200*time.Millisecond)) + 3; len(calls) > limit {
+		t.Errorf("%d display calls for a %v loop, want ≤ %d", len(calls), elapsed, limit)
+	}
+	final := calls[len(calls)-1].data
+	svg, _ := final["image/svg+xml"].(string)
+	html, _ := final["text/html"].(string)
+	for _, m := range []string{"loss", "acc", "lr/a", "lr/b"} {
+		re := regexp.MustCompile(`<polyline data-metric="` + regexp.QuoteMeta(m) + `"[^>]* points="([^"]+)"`)
+		for name, doc := range map[string]string{"svg": svg, "html": html} {
+			mm := re.FindStringSubmatch(doc)
+			if mm == nil || len(strings.Fields(mm[1])) < 100 {
+				t.Errorf("%s: no polyline with points for %s", name, m)
+			}
+		}
+	}
+	if !strings.Contains(html, "<td style=\"text-align:left\">loss</td><td style=\"text-align:left\">0.0001</td>") {
+		t.Errorf("final table lacks the latest loss:\n%s", html)
+	}
+	if !strings.Contains(html, "(finished)") || !strings.Contains(final["text/plain"].(string), "acc: 0.9999") {
+		t.Errorf("final render not marked finished or text wrong: %v", final["text/plain"])
+	}
+	if !strings.HasPrefix(svg, `<svg xmlns="http://www.w3.org/2000/svg"`) {
+		t.Errorf("image/svg+xml is not an SVG document: %.80s", svg)
+	}
+}
+
+func TestThrottleRate(t *testing.T) {
+	p := install(t)
+	tr := started(t, Options{})
+	defer tr.Finish()
+	deadline := time.Now().Add(1500 * time.Millisecond)
+	n := 0
+	for time.Now().Before(deadline) {
+		if err := tr.Log(map[string]any{"x": float64(n)}, n, nil); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if n%10 == 0 {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	calls := p.snapshot()
+	checkOneDisplay(t, calls)
+	// ~4 a second: 1.5 s allows 7 at most (first draw immediately).
+	if len(calls) > 8 || len(calls) < 3 {
+		t.Errorf("%d draws in 1.5 s of logging (%d logs), want 3..8", len(calls), n)
+	}
+	for i := 1; i < len(calls); i++ {
+		if d := calls[i].at.Sub(calls[i-1].at); d < 200*time.Millisecond {
+			t.Errorf("draws %d and %d only %v apart", i-1, i, d)
+		}
+	}
+}
+
+func TestLastValuesDrawnWhenLoggingStops(t *testing.T) {
+	p := install(t)
+	tr := started(t, Options{})
+	defer tr.Finish()
+	for i := 0; i < 5; i++ {
+		tr.Log(map[string]any{"loss": float64(i) + 0.5}, i, nil)
+	}
+	time.Sleep(700 * time.Millisecond) // no more logging, no Finish
+	calls := p.snapshot()
+	if len(calls) == 0 {
+		t.Fatal("nothing drawn")
+	}
+	if txt := calls[len(calls)-1].data["text/plain"].(string); !strings.Contains(txt, "loss: 4.5") {
+		t.Errorf("last draw does not show the last value: %q", txt)
+	}
+}
+
+func TestNoStepUsesSequenceIndexAndWarns(t *testing.T) {
+	install(t)
+	tr := started(t, Options{MaxPoints: 8})
+	for i := 0; i < 100; i++ {
+		tr.Log(map[string]any{"x": float64(i), "note": "hello", "bad": []int{1}}, values.NoStep, nil)
+	}
+	tr.Finish()
+	c := tr.charts["x"]
+	l := c.lines["x"]
+	if l.last != (point{99, 99}) || len(l.pts) >= 8 || l.pts[0] != (point{0, 0}) {
+		t.Errorf("line x: last %v, %d kept points %v", l.last, len(l.pts), l.pts)
+	}
+	for i := 1; i < len(l.pts); i++ {
+		if l.pts[i].x <= l.pts[i-1].x {
+			t.Fatalf("decimated points out of order: %v", l.pts)
+		}
+	}
+	if b := tr.Bundle()["text/plain"].(string); !strings.Contains(b, "note: hello") || strings.Contains(b, "bad") {
+		t.Errorf("table: %q", b)
+	}
+}
+
+func TestNoSinkIsHarmless(t *testing.T) {
+	restore := display.SetSink(nil)
+	defer restore()
+	tr := started(t, Options{})
+	tr.Log(map[string]any{"x": 1}, 1, nil)
+	if err := tr.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Log(map[string]any{"x": 1}, 2, nil); err == nil {
+		t.Error("Log after Finish succeeded")
+	}
+}
