@@ -47,6 +47,23 @@ type run struct {
 	Active     bool           `json:"active"`
 	Metrics    []seq          `json:"metrics"`
 	Texts      []seq          `json:"texts"`
+	Images     []imageSeq     `json:"images"`
+}
+
+type imageSeq struct {
+	Name    string         `json:"name"`
+	Context map[string]any `json:"context"`
+	Steps   []int          `json:"steps"`
+	Values  []struct {
+		List   bool `json:"list"`
+		Images []struct {
+			Caption    string `json:"caption"`
+			Width      int    `json:"width"`
+			Height     int    `json:"height"`
+			Format     string `json:"format"`
+			RGBASHA256 string `json:"rgba_sha256"`
+		} `json:"images"`
+	} `json:"values"`
 }
 
 // readWithAim runs testdata/read_aim.py: aim.Repo(dir).iter_runs().

@@ -7,10 +7,15 @@ and is answered with {"seq": 0, "ok": true, "hash": RUN_HASH}, or with
   {"seq": N, "op": "hparams", "values": {...}}
   {"seq": N, "op": "track", "name": K, "value": V, "step": S|null,
    "epoch": E|null, "context": {...}|null, "text": true|absent}
+  {"seq": N, "op": "image", "name": K, "images": [{"png": BASE64,
+   "caption": C}, ...], "list": BOOL, "image_kwargs": {...}, "step": S|null,
+   "epoch": E|null, "context": {...}|null}
   {"seq": N, "op": "close"}
 is answered with {"seq": N, "ok": true} or {"seq": N, "error": MESSAGE}.
 End of input closes the run like "close" (the Go side went away).
 """
+import base64
+import io
 import json
 import sys
 
@@ -67,6 +72,17 @@ def main():
                 value = msg["value"]
                 if msg.get("text"):
                     value = aim.Text(value)
+                run.track(value, name=msg["name"], step=msg.get("step"),
+                          epoch=msg.get("epoch"), context=msg.get("context"))
+            elif op == "image":
+                from PIL import Image as PILImage
+                images = []
+                for spec in msg["images"]:
+                    pil = PILImage.open(io.BytesIO(base64.b64decode(spec["png"])))
+                    pil.load()
+                    images.append(aim.Image(pil, caption=spec.get("caption") or "",
+                                            **(msg.get("image_kwargs") or {})))
+                value = images if msg.get("list") else images[0]
                 run.track(value, name=msg["name"], step=msg.get("step"),
                           epoch=msg.get("epoch"), context=msg.get("context"))
             else:

@@ -10,6 +10,7 @@ import (
 // The tracker satisfies the root package's contract (checked from an
 // external test package, so aim itself never imports tracking).
 var _ tracking.GeneralTracker = (*aim.Tracker)(nil)
+var _ tracking.ImageLogger = (*aim.Tracker)(nil)
 
 func TestContractAttributes(t *testing.T) {
 	tr, err := aim.New("run", t.TempDir(), nil)

@@ -38,6 +38,16 @@
 // context) and "epoch" are passed to Run.track, as Accelerate passes its
 // log kwargs.
 //
+// # Images
+//
+// LogImages follows Accelerate's AimTracker.log_images: each value (an
+// image, PNG bytes, or []any{image, "caption"}) is sent to the bridge as
+// PNG, opened with PIL and tracked as aim.Image(img, caption=...,
+// **aim_image) with run.track(..., **track); kwargs "aim_image" (caption,
+// format, quality, optimize) and "track" (context, epoch) are Accelerate's.
+// A list is tracked as one list of aim.Images per step. Bad values and
+// kwargs are errors naming the key; there is no LogTable.
+//
 // MainProcessOnly is true and RequiresLoggingDirectory true, as for
 // Accelerate's AimTracker.
 package aim

@@ -50,6 +50,8 @@ type Tracker struct {
 	host     string
 	err      error
 
+	imageCounts map[string]int // debug samples per title/series
+
 	stop chan struct{}
 	done chan struct{}
 }

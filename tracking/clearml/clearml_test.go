@@ -39,6 +39,8 @@ type session struct {
 	Configuration map[string]map[string]any `json:"configuration"`
 	Scalars       []map[string]any          `json:"scalars"`
 	Logs          []map[string]any          `json:"logs"`
+	Remote        string                    `json:"remote"`  // where clearml uploaded debug samples
+	Uploads       map[string]string         `json:"uploads"` // their paths under Remote → sha256
 }
 
 // readWithClearML runs testdata/read_clearml.py: clearml's own offline

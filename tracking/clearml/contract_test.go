@@ -10,6 +10,8 @@ import (
 // The tracker satisfies the root package's contract (checked from an
 // external test package, so clearml itself never imports tracking).
 var _ tracking.GeneralTracker = (*clearml.Tracker)(nil)
+var _ tracking.ImageLogger = (*clearml.Tracker)(nil)
+var _ tracking.TableLogger = (*clearml.Tracker)(nil)
 
 func TestContractAttributes(t *testing.T) {
 	tr, err := clearml.New("run", t.TempDir(), nil)

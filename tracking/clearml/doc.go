@@ -39,6 +39,22 @@
 // "<key>: <value>" (Accelerate drops them); other values are skipped with a
 // logrus warning naming the key. NaN and infinities are stored as null.
 //
+// # Images and tables
+//
+// LogImages writes ClearML debug samples as report_image does offline:
+// the PNG goes to data/<key> in the session folder, key being
+// <project>/<task name>.<task id>/metrics/<title>/<series>/<title>_<series>_<n:08d>.png
+// (n rotating over the max_image_history kwarg, default 5, as ClearML's
+// file_history_size), and metrics.jsonl gets a "training_debug_image"
+// event (metric, variant, iter, key, url); import_offline_session uploads
+// the file and re-targets the event. Title and series follow Log's prefix
+// rule; a list logs element i as series "<series>_<i>"; captions are
+// dropped with a warning (debug samples have none). LogTable appends a
+// "plot" event whose plot_str is the plotly table report_table builds
+// from a list of rows (without columns the first row is the header). The
+// iteration is the step, 0 without one (ClearML's iteration or 0). Bad
+// values and empty tables are errors naming the key, row or column.
+//
 // # Online
 //
 // There is no direct REST mode: upload a session with

@@ -25,11 +25,17 @@ const flushInterval = time.Second
 // event is one logged item, shared by the offline archive and the REST
 // sender: a metric, a parameter or an "other" value.
 type event struct {
-	kind  string          // "metric", "param", "other"
-	name  string          // metric/parameter name or other key
+	kind  string          // "metric", "param", "other", "image"
+	name  string          // metric/parameter name, other key or image name
 	value json.RawMessage // JSON-encoded value
-	step  *int64          // metrics only; nil when no step was given
+	step  *int64          // metrics and images; nil when no step was given
 	ts    int64           // local timestamp, milliseconds
+
+	// images only
+	png      []byte
+	imageID  string         // 32 hex digits, as comet_ml's generate_guid
+	counter  int            // the experiment's figure counter
+	metadata map[string]any // image metadata (the caption), never nil
 }
 
 type sink interface {
@@ -56,6 +62,7 @@ type Tracker struct {
 	finished bool
 	start    time.Time
 	sink     sink
+	figures  int // images logged so far (comet_ml's figure_counter)
 }
 
 var keyPattern = regexp.MustCompile(`^[a-zA-Z0-9]{32,50}$`)

@@ -44,6 +44,7 @@ type readBack struct {
 	Metrics      []map[string]any `json:"metrics"`
 	Parameters   []map[string]any `json:"parameters"`
 	Others       map[string]any   `json:"others"`
+	Uploads      []map[string]any `json:"uploads"` // file uploads (images)
 }
 
 // readWithComet runs testdata/read_comet.py: comet_ml's own unzip, metadata

@@ -10,6 +10,7 @@ import (
 // The tracker satisfies the root package's contract (checked from an
 // external test package, so cometml itself never imports tracking).
 var _ tracking.GeneralTracker = (*cometml.Tracker)(nil)
+var _ tracking.ImageLogger = (*cometml.Tracker)(nil)
 
 func TestContractAttributes(t *testing.T) {
 	tr, err := cometml.New("run", t.TempDir(), nil)

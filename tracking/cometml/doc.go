@@ -39,6 +39,18 @@
 // warning naming the key. NaN and infinities are sent as the strings "NaN",
 // "Infinity", "-Infinity".
 //
+// # Images
+//
+// LogImages logs images as experiment.log_image does (Accelerate's Comet
+// tracker has none): offline, each PNG is packed into the archive and
+// messages.json gets comet_ml's "file_upload" message (upload_type
+// "visualization", figName = key, figCounter, imageId, step, extension
+// "png"), which comet_ml's OfflineSender uploads; online, it is POSTed to
+// write/experiment/upload-asset (type "image") as a multipart upload. A
+// caption is stored as metadata {"caption": ...}; a list logs each image
+// under the key. There is no LogTable. Bad values are errors naming the
+// key.
+//
 // # Online mode
 //
 // With an API key (COMET_API_KEY or the api_key init kwarg; online=false

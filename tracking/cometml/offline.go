@@ -41,6 +41,7 @@ type archiveSink struct {
 	dirty     bool
 	err       error
 	nextZip   time.Time
+	files     []string // image files in staging, packed into the archive too
 
 	stop chan struct{}
 	done chan struct{}
@@ -119,17 +120,38 @@ func line(ev event, id int64) ([]byte, error) {
 	case "other":
 		typ = "log_other"
 		payload = map[string]any{"key": ev.name, "value": ev.value, "message_id": id}
+	case "image":
+		typ = "file_upload"
+		payload = map[string]any{
+			"local_timestamp": ev.ts, "message_id": id, "upload_type": "visualization",
+			"file_path": imageFileName(ev), "clean": true, "metadata": ev.metadata,
+			"additional_params": map[string]any{
+				"context": nil, "figCounter": ev.counter, "figName": ev.name, "imageId": ev.imageID,
+				"overwrite": false, "runId": nil, "step": ev.step, "extension": "png",
+			},
+		}
 	default:
 		return nil, fmt.Errorf("comet_ml: unknown event kind %q", ev.kind)
 	}
 	return json.Marshal(map[string]any{"type": typ, "payload": payload})
 }
 
+// imageFileName is where an image's PNG lies in the staging directory and
+// the archive (comet_ml uses temporary-file names; any name works).
+func imageFileName(ev event) string { return "image-" + ev.imageID + ".png" }
+
 func (a *archiveSink) send(ev event) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.err != nil {
 		return a.err
+	}
+	if ev.kind == "image" {
+		name := imageFileName(ev)
+		if err := os.WriteFile(filepath.Join(a.staging, name), ev.png, 0o600); err != nil {
+			return fmt.Errorf("comet_ml: writing image %q: %w", ev.name, err)
+		}
+		a.files = append(a.files, name)
 	}
 	a.messageID++
 	b, err := line(ev, a.messageID)
@@ -204,7 +226,11 @@ func (a *archiveSink) writeZip() error {
 	}
 	defer os.Remove(tmp.Name()) // no-op once renamed
 	zw := zip.NewWriter(tmp)
-	errs := []error{addZipBytes(zw, experimentFile, meta), addZipFile(zw, messagesFile, filepath.Join(a.staging, messagesFile)), zw.Close()}
+	errs := []error{addZipBytes(zw, experimentFile, meta), addZipFile(zw, messagesFile, filepath.Join(a.staging, messagesFile))}
+	for _, f := range a.files {
+		errs = append(errs, addZipFile(zw, f, filepath.Join(a.staging, f)))
+	}
+	errs = append(errs, zw.Close())
 	errs = append(errs, tmp.Close())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("comet_ml: writing the offline archive: %w", err)

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/sirupsen/logrus"
@@ -27,6 +29,54 @@ type restSink struct {
 type restCall struct {
 	endpoint string
 	payload  map[string]any
+	file     []byte // when set: a multipart upload with payload as query parameters
+	fileName string
+}
+
+// upload POSTs a file as multipart form field "file", with params in the
+// query string, as comet_ml's RestApiClient.log_experiment_image does.
+func (r *restSink) upload(endpoint string, params map[string]any, fileName string, data []byte) error {
+	q := url.Values{}
+	for k, v := range params {
+		switch x := v.(type) {
+		case string:
+			q.Set(k, x)
+		default:
+			b, err := json.Marshal(x)
+			if err != nil {
+				return fmt.Errorf("comet_ml: encoding %s parameter %s: %w", endpoint, k, err)
+			}
+			q.Set(k, string(b))
+		}
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, err := mw.CreateFormFile("file", fileName)
+	if err == nil {
+		_, err = fw.Write(data)
+	}
+	if err == nil {
+		err = mw.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("comet_ml: %s: building the upload: %w", endpoint, err)
+	}
+	req, err := http.NewRequest(http.MethodPost, r.t.restBase+endpoint+"?"+q.Encode(), &body)
+	if err != nil {
+		return fmt.Errorf("comet_ml: %s: %w", endpoint, err)
+	}
+	req.Header.Set("Authorization", r.t.apiKey)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := r.t.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("comet_ml: %s: %w", endpoint, err)
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("comet_ml: %s %q: HTTP %d: %s", endpoint, fileName, resp.StatusCode, strings.TrimSpace(string(answer)))
+	}
+	return nil
 }
 
 // post sends one request and decodes the JSON answer into out (if not nil).
@@ -81,7 +131,7 @@ func (r *restSink) start(t *Tracker) error {
 	r.done = make(chan struct{})
 	go r.sender()
 	if len(t.tags) > 0 {
-		r.queue <- restCall{"write/experiment/tags", map[string]any{"addedTags": t.tags}}
+		r.queue <- restCall{endpoint: "write/experiment/tags", payload: map[string]any{"addedTags": t.tags}}
 	}
 	return nil
 }
@@ -91,7 +141,13 @@ func (r *restSink) sender() {
 	defer close(r.done)
 	for c := range r.queue {
 		c.payload["experimentKey"] = r.t.key
-		if err := r.post(c.endpoint, c.payload, nil); err != nil {
+		var err error
+		if c.file != nil {
+			err = r.upload(c.endpoint, c.payload, c.fileName, c.file)
+		} else {
+			err = r.post(c.endpoint, c.payload, nil)
+		}
+		if err != nil {
 			r.failed++
 			if len(r.errs) < 5 {
 				r.errs = append(r.errs, err)
@@ -109,11 +165,20 @@ func (r *restSink) send(ev event) error {
 		if ev.step != nil {
 			p["step"] = *ev.step
 		}
-		c = restCall{"write/experiment/metric", p}
+		c = restCall{endpoint: "write/experiment/metric", payload: p}
 	case "param":
-		c = restCall{"write/experiment/parameter", map[string]any{"parameterName": ev.name, "parameterValue": ev.value, "timestamp": ev.ts}}
+		c = restCall{endpoint: "write/experiment/parameter", payload: map[string]any{"parameterName": ev.name, "parameterValue": ev.value, "timestamp": ev.ts}}
 	case "other":
-		c = restCall{"write/experiment/log-other", map[string]any{"key": ev.name, "value": ev.value, "timestamp": ev.ts}}
+		c = restCall{endpoint: "write/experiment/log-other", payload: map[string]any{"key": ev.name, "value": ev.value, "timestamp": ev.ts}}
+	case "image":
+		p := map[string]any{"type": "image", "extension": ".png", "fileName": ev.name, "overwrite": false}
+		if ev.step != nil {
+			p["step"] = *ev.step
+		}
+		if len(ev.metadata) > 0 {
+			p["metadata"] = ev.metadata
+		}
+		c = restCall{endpoint: "write/experiment/upload-asset", payload: p, file: ev.png, fileName: ev.name + ".png"}
 	default:
 		return fmt.Errorf("comet_ml: unknown event kind %q", ev.kind)
 	}

@@ -10,6 +10,8 @@ import (
 // The tracker satisfies the root package's contract (checked from an
 // external test package, so wandb itself never imports tracking).
 var _ tracking.GeneralTracker = (*wandb.Tracker)(nil)
+var _ tracking.ImageLogger = (*wandb.Tracker)(nil)
+var _ tracking.TableLogger = (*wandb.Tracker)(nil)
 
 func TestContractAttributes(t *testing.T) {
 	tr, err := wandb.New("run", t.TempDir(), nil)

@@ -46,6 +46,25 @@
 // least every second, so a killed process keeps what it logged more than a
 // second before; Finish commits, writes the exit record and fsyncs.
 //
+// # Images and tables
+//
+// LogImages and LogTable write media as wandb 0.31 does (checked against a
+// run the SDK writes): the file goes under files/media/images/ or
+// files/media/table/ as <key>_<step>_<first 20 hex digits of its
+// sha256><ext> (the key made upload-safe as wandb does), a files record
+// announces it (so `wandb sync` uploads it), and the history row gets the
+// value's fields as nested keys: an image.Image, PNG bytes or
+// []any{image, "caption"} is an "image-file" (path, sha256, size, format
+// "png", width, height, caption); a list is "images/separated" (filenames,
+// count, width, height, format, captions when the first has one); a table
+// is a "table-file" (path, sha256, size, ncols, nrows, log_mode
+// "IMMUTABLE") whose file is {"columns", "data"}, at most 10000 rows as
+// wandb keeps. The SDK also logs a table as a "run_table" artifact
+// (artifact_path, _latest_artifact_path); this writer does not. Steps
+// follow Log. Bad values (nil, unsupported types, rows of the wrong width,
+// unsupported cells, empty tables) are errors naming the key, row or
+// column, and nothing of the call is logged.
+//
 // # Modes
 //
 // WANDB_MODE (or the "mode" init kwarg) selects offline (the default),

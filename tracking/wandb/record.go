@@ -13,6 +13,7 @@ const (
 	recHistory = 2
 	recSummary = 3
 	recConfig  = 5
+	recFiles   = 6
 	recRun     = 17
 	recExit    = 18
 	recHeader  = 21
@@ -45,6 +46,9 @@ const (
 	historyStep   = 2
 	stepNum       = 1
 	summaryUpdate = 1
+
+	filesItems    = 1
+	filesItemPath = 1
 
 	exitCode    = 1
 	exitRuntime = 2
@@ -164,4 +168,15 @@ func exitRecord(num int64, streamID string, code int32, runtime int32) []byte {
 	}
 	m = appendVarint(m, exitRuntime, uint64(int64(runtime)))
 	return record(num, recExit, m, streamID)
+}
+
+// filesRecord announces files under the run's files/ directory (paths
+// relative to it, with policy NOW), as wandb does for each media file so
+// that `wandb sync` uploads them.
+func filesRecord(num int64, streamID string, paths []string) []byte {
+	var m []byte
+	for _, p := range paths {
+		m = appendMessage(m, filesItems, appendString(nil, filesItemPath, p))
+	}
+	return record(num, recFiles, m, streamID)
 }

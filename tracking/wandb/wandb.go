@@ -358,15 +358,37 @@ func (t *Tracker) Log(values map[string]any, step int, kwargs map[string]any) er
 	if t.mode == ModeDisabled {
 		return nil
 	}
-	commit := step < 0
+	_, commit, ok, err := t.rowLocked(step, kwargs, sortedKeys(values))
+	if err != nil || !ok {
+		return err
+	}
+	for _, k := range sortedKeys(values) {
+		for _, it := range t.itemsFor(k, values[k]) {
+			t.pending.put(it)
+		}
+	}
+	if commit {
+		return t.commitLocked()
+	}
+	return nil
+}
+
+// rowLocked applies run.log's step rules for a call logging keys at step
+// (NoStep: the current step) with kwargs (only "commit" is understood): it
+// commits the pending row when the step moves on and makes sure a pending
+// row exists at the returned step. ok is false, after a warning, when the
+// step is lower than the current one (wandb drops such values); commit
+// tells the caller to commit the row once its items are added.
+func (t *Tracker) rowLocked(step int, kwargs map[string]any, keys []string) (s int64, commit, ok bool, err error) {
+	commit = step < 0
 	for k, v := range kwargs {
-		if c, ok := v.(bool); ok && k == "commit" {
+		if c, isBool := v.(bool); isBool && k == "commit" {
 			commit = c
 			continue
 		}
 		logrus.Warnf("wandb: log kwarg %q is not supported by the Go writer and is ignored", k)
 	}
-	s := int64(step)
+	s = int64(step)
 	if step < 0 {
 		s = t.nextStep
 		if t.pending != nil {
@@ -378,26 +400,18 @@ func (t *Tracker) Log(values map[string]any, step int, kwargs map[string]any) er
 		current = t.pending.step
 	}
 	if s < current {
-		logrus.Warnf("wandb: step %d is lower than the current step %d; values %v not logged (wandb requires increasing steps)", s, current, sortedKeys(values))
-		return nil
+		logrus.Warnf("wandb: step %d is lower than the current step %d; values %v not logged (wandb requires increasing steps)", s, current, keys)
+		return s, false, false, nil
 	}
 	if t.pending != nil && t.pending.step != s {
 		if err := t.commitLocked(); err != nil {
-			return err
+			return s, false, false, err
 		}
 	}
 	if t.pending == nil {
 		t.pending = &pendingRow{step: s, items: map[string]item{}, created: time.Now()}
 	}
-	for _, k := range sortedKeys(values) {
-		for _, it := range t.itemsFor(k, values[k]) {
-			t.pending.put(it)
-		}
-	}
-	if commit {
-		return t.commitLocked()
-	}
-	return nil
+	return s, commit, true, nil
 }
 
 func (p *pendingRow) put(it item) {

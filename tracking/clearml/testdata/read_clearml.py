@@ -8,9 +8,14 @@ extract_zip_archive, the task.json load, import_task's field filter
 (tasks.EditRequest's properties) and an EditRequest built from them (which
 type-checks every field), then clearml's own Metrics.report_offline_session
 and TaskHandler.report_offline_session with a session object that records
-the events.add_batch requests instead of sending them. Prints JSON.
+the events.add_batch requests instead of sending them. Debug-sample files
+are uploaded by clearml (StorageManager) to a local file:// "server"
+folder; their paths relative to it and sha256 digests are printed too.
+Prints JSON.
 """
+import hashlib
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -61,15 +66,24 @@ def main():
         for name, item in (export_data.get("configuration") or {}).items()
     }
     task = ImportedTask()
+    remote = tempfile.mkdtemp(prefix="clearml-remote-")
     if not Metrics.report_offline_session(
-        task, folder, remote_url="file:///nonexistent", only_with_id=export_data["id"], session=task.session
+        task, folder, remote_url="file://" + remote, only_with_id=export_data["id"], session=task.session
     ):
         raise SystemExit("clearml found no metrics.jsonl")
     scalars = [as_dict(e) for r in task.session.requests for e in r.requests]
     task.session = RecordingSession()
     TaskHandler.report_offline_session(task, folder)
     logs = [as_dict(e) for r in task.session.requests for e in r.requests]
+    uploads = {}
+    for root, _, files in os.walk(remote):
+        for name in files:
+            path = os.path.join(root, name)
+            with open(path, "rb") as f:
+                uploads[os.path.relpath(path, remote)] = hashlib.sha256(f.read()).hexdigest()
     print(json.dumps({
+        "remote": "file://" + remote,
+        "uploads": uploads,
         "id": export_data["id"],
         "name": edit.name,
         "project_name": export_data.get("project_name"),

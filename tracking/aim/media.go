@@ -1,0 +1,169 @@
+package aim
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/png"
+	"reflect"
+)
+
+// This file is shared, with its package clause changed, by the wandb,
+// cometml, clearml and aim trackers (each package stands alone).
+
+// imageItem is one image to log: its PNG encoding, size and caption.
+type imageItem struct {
+	png           []byte
+	width, height int
+	caption       *string
+}
+
+// pngSignature starts every PNG file.
+var pngSignature = []byte("\x89PNG\r\n\x1a\n")
+
+// parseImages turns one LogImages value into images. A value is an
+// image.Image, encoded PNG bytes, a captioned image []any{img, "caption"},
+// or a list ([]image.Image, [][]byte, []any) of those. list reports whether
+// the value was a list. Errors name what is wrong, not the key (callers add
+// it).
+func parseImages(v any) (items []imageItem, list bool, err error) {
+	if pair, ok := captionPair(v); ok {
+		it, err := oneImage(pair[0])
+		if err != nil {
+			return nil, false, err
+		}
+		c := pair[1].(string)
+		it.caption = &c
+		return []imageItem{it}, false, nil
+	}
+	var elems []any
+	switch x := v.(type) {
+	case []image.Image:
+		for _, e := range x {
+			elems = append(elems, e)
+		}
+	case [][]byte:
+		for _, e := range x {
+			elems = append(elems, e)
+		}
+	case []any:
+		elems = x
+	default:
+		it, err := oneImage(v)
+		if err != nil {
+			return nil, false, err
+		}
+		return []imageItem{it}, false, nil
+	}
+	if len(elems) == 0 {
+		return nil, true, fmt.Errorf("empty image list")
+	}
+	for i, e := range elems {
+		var it imageItem
+		if pair, ok := captionPair(e); ok {
+			it, err = oneImage(pair[0])
+			if err == nil {
+				c := pair[1].(string)
+				it.caption = &c
+			}
+		} else {
+			it, err = oneImage(e)
+		}
+		if err != nil {
+			return nil, true, fmt.Errorf("element %d: %w", i, err)
+		}
+		items = append(items, it)
+	}
+	return items, true, nil
+}
+
+// captionPair reports whether v is []any{image, "caption"}.
+func captionPair(v any) ([]any, bool) {
+	p, ok := v.([]any)
+	if !ok || len(p) != 2 {
+		return nil, false
+	}
+	if _, ok := p[1].(string); !ok {
+		return nil, false
+	}
+	switch p[0].(type) {
+	case image.Image, []byte:
+		return p, true
+	}
+	return nil, false
+}
+
+// oneImage encodes an image.Image as PNG, or checks that bytes are a PNG.
+func oneImage(v any) (imageItem, error) {
+	switch x := v.(type) {
+	case nil:
+		return imageItem{}, fmt.Errorf("nil image")
+	case []byte:
+		if len(x) == 0 {
+			return imageItem{}, fmt.Errorf("empty PNG data")
+		}
+		if !bytes.HasPrefix(x, pngSignature) {
+			return imageItem{}, fmt.Errorf("bytes are not a PNG image (only PNG is accepted as encoded data)")
+		}
+		img, err := png.Decode(bytes.NewReader(x))
+		if err != nil {
+			return imageItem{}, fmt.Errorf("bad PNG data: %w", err)
+		}
+		b := img.Bounds()
+		return imageItem{png: x, width: b.Dx(), height: b.Dy()}, nil
+	case image.Image:
+		if rv := reflect.ValueOf(x); rv.Kind() == reflect.Pointer && rv.IsNil() {
+			return imageItem{}, fmt.Errorf("nil image (%T)", x)
+		}
+		b := x.Bounds()
+		if b.Empty() {
+			return imageItem{}, fmt.Errorf("empty image (bounds %v)", b)
+		}
+		var buf bytes.Buffer
+		if err := png.Encode(&buf, x); err != nil {
+			return imageItem{}, fmt.Errorf("encoding as PNG: %w", err)
+		}
+		return imageItem{png: buf.Bytes(), width: b.Dx(), height: b.Dy()}, nil
+	}
+	return imageItem{}, fmt.Errorf("unsupported value type %T (want image.Image, PNG []byte, []any{image, caption} or a list of those)", v)
+}
+
+// normalizeTable checks a LogTable call: without columns the first row is
+// the header (as Accelerate's ClearML tracker); every row must have one
+// cell per column, and each cell must be nil, a bool, a number or a string.
+func normalizeTable(columns []string, data [][]any) ([]string, [][]any, error) {
+	if len(columns) == 0 {
+		if len(data) == 0 {
+			return nil, nil, fmt.Errorf("no columns and no data")
+		}
+		for i, c := range data[0] {
+			s, ok := c.(string)
+			if !ok {
+				return nil, nil, fmt.Errorf("no columns given, so row 0 is the header, but its cell %d is %T, not a string", i, c)
+			}
+			columns = append(columns, s)
+		}
+		data = data[1:]
+	}
+	if len(columns) == 0 {
+		return nil, nil, fmt.Errorf("the table has no columns")
+	}
+	if len(data) == 0 {
+		return nil, nil, fmt.Errorf("no data rows (columns %v)", columns)
+	}
+	for i, row := range data {
+		if len(row) != len(columns) {
+			return nil, nil, fmt.Errorf("row %d has %d values, want %d (columns %v)", i, len(row), len(columns), columns)
+		}
+		for j, c := range row {
+			switch c.(type) {
+			case nil, bool, string:
+				continue
+			}
+			if _, _, ok := number(c); !ok {
+				return nil, nil, fmt.Errorf("row %d column %q: unsupported cell type %T (want nil, bool, number or string)", i, columns[j], c)
+			}
+		}
+	}
+	return columns, data, nil
+}
