@@ -1,0 +1,187 @@
+package accelerate
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/goaccel/goaccel/accelerate/pg"
+)
+
+// Accelerator is a handle on the process-wide state: where this process
+// sits in the group, its device and precision, and the collectives. All
+// Accelerators of a process share one state (see StateInitialized).
+type Accelerator struct {
+	st *processState
+}
+
+// NewAccelerator reads the launch environment (see env.go), applies opts,
+// and returns an Accelerator. In a single process (WORLD_SIZE unset or 1) it
+// needs nothing else; with WORLD_SIZE > 1 it joins the process group and
+// returns once every rank has joined, or an error naming the ranks that did
+// not within the timeout. A malformed environment is an error, never a panic.
+//
+// The first call in a process creates the process-wide state; later calls
+// share it, and fail if they ask for a different precision or device kind.
+func NewAccelerator(opts ...Option) (*Accelerator, error) {
+	c := &config{ctx: context.Background(), out: os.Stdout, lookupEnv: os.LookupEnv}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	st, err := acquireState(c)
+	if err != nil {
+		return nil, err
+	}
+	return &Accelerator{st: st}, nil
+}
+
+// ProcessIndex is the global rank of this process.
+func (a *Accelerator) ProcessIndex() int { return a.st.env.rank }
+
+// LocalProcessIndex is the rank of this process on its node.
+func (a *Accelerator) LocalProcessIndex() int { return a.st.env.localRank }
+
+// NumProcesses is the number of processes in the group.
+func (a *Accelerator) NumProcesses() int { return a.st.env.worldSize }
+
+// NodeRank is the index of this process's node (NODE_RANK).
+func (a *Accelerator) NodeRank() int { return a.st.env.nodeRank }
+
+// RestartCount is how many times the launcher restarted the group
+// (TORCHELASTIC_RESTART_COUNT).
+func (a *Accelerator) RestartCount() int { return a.st.env.restartCount }
+
+// IsMainProcess reports whether this is global rank 0.
+func (a *Accelerator) IsMainProcess() bool { return a.st.env.rank == 0 }
+
+// IsLocalMainProcess reports whether this is the first process of its node.
+func (a *Accelerator) IsLocalMainProcess() bool { return a.st.env.localRank == 0 }
+
+// IsLastProcess reports whether this is the last global rank.
+func (a *Accelerator) IsLastProcess() bool { return a.st.env.rank == a.st.env.worldSize-1 }
+
+// Device is "cuda:N" in GPU mode (CUDA_VISIBLE_DEVICES lists devices and
+// ACCELERATE_USE_CPU is off; N = local rank modulo the visible count, as
+// Accelerate's set_device) and "cpu" otherwise. N indexes the visible
+// devices, as in CUDA.
+func (a *Accelerator) Device() string { return a.st.device }
+
+// VisibleDevice is the CUDA_VISIBLE_DEVICES entry (index or UUID) of this
+// process's GPU; "" on CPU.
+func (a *Accelerator) VisibleDevice() string { return a.st.visibleDevice }
+
+// UseCPU reports whether the process runs on the CPU.
+func (a *Accelerator) UseCPU() bool { return a.st.cpu }
+
+// MixedPrecision is "no", "fp16", "bf16" or "fp8".
+func (a *Accelerator) MixedPrecision() string { return a.st.mixedPrecision }
+
+// DistributedType is Accelerate's name for the setup: "NO", "MULTI_CPU" or
+// "MULTI_GPU".
+func (a *Accelerator) DistributedType() string {
+	switch {
+	case a.st.env.worldSize == 1:
+		return "NO"
+	case a.st.cpu:
+		return "MULTI_CPU"
+	}
+	return "MULTI_GPU"
+}
+
+// Timeout is the bound on every collective.
+func (a *Accelerator) Timeout() time.Duration { return a.st.timeout }
+
+// Group returns the process group (nil in a single process or after
+// EndTraining), for collectives this package does not wrap.
+func (a *Accelerator) Group() *pg.Group {
+	g, _ := a.st.groupFor("Group")
+	return g
+}
+
+func (a *Accelerator) String() string {
+	return fmt.Sprintf("Accelerator(distributed_type=%s, num_processes=%d, process_index=%d, local_process_index=%d, device=%s, mixed_precision=%s)",
+		a.DistributedType(), a.NumProcesses(), a.ProcessIndex(), a.LocalProcessIndex(), a.Device(), a.MixedPrecision())
+}
+
+// Print prints its arguments, like fmt.Println, once per node: on the local
+// main process only, as Accelerate's Accelerator.print.
+func (a *Accelerator) Print(args ...any) {
+	if a.IsLocalMainProcess() {
+		fmt.Fprintln(a.st.out, args...)
+	}
+}
+
+// OnMainProcess runs f on the main process only.
+func (a *Accelerator) OnMainProcess(f func()) {
+	if a.IsMainProcess() {
+		f()
+	}
+}
+
+// OnLocalMainProcess runs f on the first process of each node only.
+func (a *Accelerator) OnLocalMainProcess(f func()) {
+	if a.IsLocalMainProcess() {
+		f()
+	}
+}
+
+// OnLastProcess runs f on the last process only.
+func (a *Accelerator) OnLastProcess(f func()) {
+	if a.IsLastProcess() {
+		f()
+	}
+}
+
+// OnProcess runs f on the process with global rank index only.
+func (a *Accelerator) OnProcess(index int, f func()) {
+	if a.ProcessIndex() == index {
+		f()
+	}
+}
+
+// MainProcessFirst runs f on the main process, then (after a barrier) on
+// the others: for work such as downloading or preprocessing that the other
+// processes should reuse. Every process must call it.
+func (a *Accelerator) MainProcessFirst(f func()) error {
+	return a.firstThenOthers(a.IsMainProcess(), f)
+}
+
+// LocalMainProcessFirst is MainProcessFirst per node: the local main process
+// of each node runs f before the other processes.
+func (a *Accelerator) LocalMainProcessFirst(f func()) error {
+	return a.firstThenOthers(a.IsLocalMainProcess(), f)
+}
+
+func (a *Accelerator) firstThenOthers(first bool, f func()) error {
+	if !first {
+		if err := a.WaitForEveryone(); err != nil {
+			return err
+		}
+	}
+	f()
+	if first {
+		return a.WaitForEveryone()
+	}
+	return nil
+}
+
+// EndTraining ends the run on this process: it tears down the process group
+// (Accelerate's end_training → destroy_process_group). Collectives fail
+// afterwards; the process state stays initialized (StateInitialized) until
+// ResetState. In a single process it does nothing.
+func (a *Accelerator) EndTraining() error {
+	return a.Close()
+}
+
+// Close releases the process group, like EndTraining. Safe to call more
+// than once.
+func (a *Accelerator) Close() error {
+	a.st.shutdown()
+	return nil
+}

@@ -1,0 +1,367 @@
+// Command allreduce measures goaccel's process-group all-reduce bandwidth
+// across real worker processes on loopback, beside a raw loopback TCP copy of
+// the same bytes measured in the same run.
+//
+// It re-executes itself as the worker processes (like the launcher does),
+// hosts the rendezvous store, and prints one table:
+//
+//	size        raw copy     np=2 algbw  ratio   np=4 algbw  ratio
+//
+// algbw is the all-reduce algorithm bandwidth, bytes/time, where bytes is the
+// float32 buffer size; busbw (printed with -busbw) is algbw*2(n-1)/n, the
+// bytes each rank actually moves. ratio is algbw over the raw copy's
+// bandwidth (one process writing the same number of bytes to another over one
+// loopback TCP connection, then waiting for a one-byte acknowledgement).
+//
+// Usage:
+//
+//	go run ./bench/allreduce [-np 2,4] [-min 4KiB] [-max 256MiB] [-time 300ms]
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/goaccel/goaccel/accelerate/pg"
+)
+
+const (
+	envRole   = "GOACCEL_BENCH_ROLE" // "allreduce" or "raw"
+	envRank   = "GOACCEL_BENCH_RANK"
+	envWorld  = "GOACCEL_BENCH_WORLD"
+	envStore  = "GOACCEL_BENCH_STORE"
+	envSecret = "GOACCEL_BENCH_SECRET"
+	envSizes  = "GOACCEL_BENCH_SIZES"
+	envTime   = "GOACCEL_BENCH_TIME"
+)
+
+// result is one measurement, printed as a JSON line by rank 0.
+type result struct {
+	Size  int     `json:"size"`
+	Iters int     `json:"iters"`
+	Sec   float64 `json:"sec"` // per iteration
+}
+
+func main() {
+	if role := os.Getenv(envRole); role != "" {
+		if err := worker(role); err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	np := flag.String("np", "2,4", "comma-separated process counts")
+	minS := flag.String("min", "4KiB", "smallest buffer")
+	maxS := flag.String("max", "256MiB", "largest buffer")
+	per := flag.Duration("time", 300*time.Millisecond, "target measuring time per size")
+	busbw := flag.Bool("busbw", false, "also print bus bandwidth")
+	flag.Parse()
+	lo, err := parseSize(*minS)
+	if err != nil {
+		fail(err)
+	}
+	hi, err := parseSize(*maxS)
+	if err != nil {
+		fail(err)
+	}
+	var sizes []int
+	for s := lo; s <= hi; s *= 4 {
+		sizes = append(sizes, s)
+	}
+	var worlds []int
+	for _, f := range strings.Split(*np, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 2 {
+			fail(fmt.Errorf("bad -np entry %q", f))
+		}
+		worlds = append(worlds, n)
+	}
+	sort.Ints(worlds)
+
+	raw, err := launch("raw", 2, sizes, *per)
+	if err != nil {
+		fail(fmt.Errorf("raw copy: %w", err))
+	}
+	ar := map[int]map[int]result{}
+	for _, n := range worlds {
+		if ar[n], err = launch("allreduce", n, sizes, *per); err != nil {
+			fail(fmt.Errorf("np=%d: %w", n, err))
+		}
+	}
+
+	fmt.Printf("all-reduce of float32 (sum) on loopback, GOMAXPROCS default, %d CPUs\n", numCPU())
+	fmt.Printf("%-10s %12s", "size", "raw copy")
+	for _, n := range worlds {
+		fmt.Printf(" %12s %6s", fmt.Sprintf("np=%d algbw", n), "ratio")
+		if *busbw {
+			fmt.Printf(" %10s", "busbw")
+		}
+	}
+	fmt.Println()
+	for _, s := range sizes {
+		rbw := float64(s) / raw[s].Sec
+		fmt.Printf("%-10s %12s", fmtSize(s), fmtBW(rbw))
+		for _, n := range worlds {
+			bw := float64(s) / ar[n][s].Sec
+			fmt.Printf(" %12s %6.2f", fmtBW(bw), bw/rbw)
+			if *busbw {
+				fmt.Printf(" %10s", fmtBW(bw*2*float64(n-1)/float64(n)))
+			}
+		}
+		fmt.Println()
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "allreduce bench:", err)
+	os.Exit(1)
+}
+
+func numCPU() int {
+	n := 0
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		n = strings.Count(string(b), "\nprocessor")
+		if strings.HasPrefix(string(b), "processor") {
+			n++
+		}
+	}
+	return n
+}
+
+// launch hosts a store, starts n workers of the given role and collects rank
+// 0's results.
+func launch(role string, n int, sizes []int, per time.Duration) (map[int]result, error) {
+	secretBytes := make([]byte, 16)
+	if _, err := rand.Read(secretBytes); err != nil {
+		return nil, err
+	}
+	secret := hex.EncodeToString(secretBytes)
+	st, err := pg.NewStore("127.0.0.1:0", secret)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var serveWG sync.WaitGroup
+	serveWG.Add(1)
+	go func() { defer serveWG.Done(); _ = st.Serve(ctx) }()
+	defer func() { cancel(); serveWG.Wait() }()
+
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	ss := make([]string, len(sizes))
+	for i, s := range sizes {
+		ss[i] = strconv.Itoa(s)
+	}
+	cmds := make([]*exec.Cmd, n)
+	var out0 io.ReadCloser
+	for r := range cmds {
+		c := exec.CommandContext(ctx, exe)
+		c.Env = append(os.Environ(), envRole+"="+role, envRank+"="+strconv.Itoa(r), envWorld+"="+strconv.Itoa(n),
+			envStore+"="+st.Addr(), envSecret+"="+secret, envSizes+"="+strings.Join(ss, ","), envTime+"="+per.String())
+		c.Stderr = os.Stderr
+		if r == 0 {
+			if out0, err = c.StdoutPipe(); err != nil {
+				return nil, err
+			}
+		}
+		if err := c.Start(); err != nil {
+			return nil, err
+		}
+		cmds[r] = c
+	}
+	res := map[int]result{}
+	sc := bufio.NewScanner(out0)
+	for sc.Scan() {
+		var r result
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("bad worker output %q: %w", sc.Text(), err)
+		}
+		res[r.Size] = r
+	}
+	var errs []error
+	for r, c := range cmds {
+		if err := c.Wait(); err != nil {
+			errs = append(errs, fmt.Errorf("worker %d: %w", r, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, s := range sizes {
+		if _, ok := res[s]; !ok {
+			return nil, fmt.Errorf("no result for size %d", s)
+		}
+	}
+	return res, nil
+}
+
+// iterations picks a count every rank agrees on (from the size alone) that
+// makes each size last roughly target at ~1 GB/s, within [3, 2000].
+func iterations(size int, target time.Duration) int {
+	it := int(target.Seconds() * 1e9 / float64(size))
+	return min(max(it, 3), 2000)
+}
+
+func worker(role string) error {
+	rank, _ := strconv.Atoi(os.Getenv(envRank))
+	world, _ := strconv.Atoi(os.Getenv(envWorld))
+	target, err := time.ParseDuration(os.Getenv(envTime))
+	if err != nil {
+		return err
+	}
+	var sizes []int
+	for _, f := range strings.Split(os.Getenv(envSizes), ",") {
+		s, err := strconv.Atoi(f)
+		if err != nil {
+			return err
+		}
+		sizes = append(sizes, s)
+	}
+	ctx := context.Background()
+	g, err := pg.Join(ctx, pg.Config{Rank: rank, WorldSize: world, StoreAddr: os.Getenv(envStore), Secret: os.Getenv(envSecret), Timeout: 5 * time.Minute})
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	emit := func(size, iters int, d time.Duration) {
+		if rank == 0 {
+			b, _ := json.Marshal(result{Size: size, Iters: iters, Sec: d.Seconds() / float64(iters)})
+			fmt.Println(string(b))
+		}
+	}
+	switch role {
+	case "allreduce":
+		for _, size := range sizes {
+			buf := make([]float32, size/4)
+			for i := range buf {
+				buf[i] = 1
+			}
+			if err := g.AllReduceFloat32(ctx, buf, pg.Sum); err != nil { // warm-up
+				return err
+			}
+			if err := g.Barrier(ctx); err != nil {
+				return err
+			}
+			it := iterations(size, target)
+			start := time.Now()
+			for i := 0; i < it; i++ {
+				if err := g.AllReduceFloat32(ctx, buf, pg.Sum); err != nil {
+					return err
+				}
+			}
+			emit(size, it, time.Since(start))
+		}
+		return g.Barrier(ctx)
+	case "raw":
+		return rawCopy(ctx, g, rank, sizes, target, emit)
+	}
+	return fmt.Errorf("unknown role %q", role)
+}
+
+// rawCopy: rank 1 listens, rank 0 connects (the address travels through the
+// group), then for every size rank 0 writes size bytes and rank 1 reads them
+// and answers one byte.
+func rawCopy(ctx context.Context, g *pg.Group, rank int, sizes []int, target time.Duration, emit func(int, int, time.Duration)) error {
+	var conn net.Conn
+	if rank == 1 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		defer ln.Close()
+		if _, err := g.BroadcastBytes(ctx, []byte(ln.Addr().String()), 1); err != nil {
+			return err
+		}
+		if conn, err = ln.Accept(); err != nil {
+			return err
+		}
+	} else {
+		addr, err := g.BroadcastBytes(ctx, nil, 1)
+		if err != nil {
+			return err
+		}
+		if conn, err = net.Dial("tcp", string(addr)); err != nil {
+			return err
+		}
+	}
+	defer conn.Close()
+	ack := make([]byte, 1)
+	for _, size := range sizes {
+		buf := make([]byte, size)
+		it := iterations(size, target)
+		var start time.Time
+		for i := -1; i < it; i++ { // i == -1 is the warm-up
+			if i == 0 {
+				start = time.Now()
+			}
+			if rank == 0 {
+				if _, err := conn.Write(buf); err != nil {
+					return err
+				}
+				if _, err := io.ReadFull(conn, ack); err != nil {
+					return err
+				}
+			} else {
+				if _, err := io.ReadFull(conn, buf); err != nil {
+					return err
+				}
+				if _, err := conn.Write(ack); err != nil {
+					return err
+				}
+			}
+		}
+		emit(size, it, time.Since(start))
+	}
+	return nil
+}
+
+func parseSize(s string) (int, error) {
+	u := strings.ToUpper(strings.TrimSpace(s))
+	mult := 1
+	for _, sfx := range []struct {
+		s string
+		m int
+	}{{"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(u, sfx.s) {
+			u, mult = strings.TrimSuffix(u, sfx.s), sfx.m
+			break
+		}
+	}
+	v, err := strconv.Atoi(u)
+	if err != nil || v*mult < 4 {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return v * mult, nil
+}
+
+func fmtSize(s int) string {
+	switch {
+	case s >= 1<<30 && s%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", s>>30)
+	case s >= 1<<20 && s%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", s>>20)
+	case s >= 1<<10 && s%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", s>>10)
+	}
+	return fmt.Sprintf("%dB", s)
+}
+
+func fmtBW(bps float64) string { return fmt.Sprintf("%.2f GB/s", bps/1e9) }
