@@ -1,0 +1,584 @@
+package notebook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"io"
+	"os"
+	"reflect"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/traefik/yaegi/interp"
+	"github.com/traefik/yaegi/stdlib"
+	"github.com/traefik/yaegi/stdlib/unrestricted"
+
+	"github.com/goaccel/goaccel/display"
+	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/input"
+	"github.com/goaccel/goaccel/notebook/fdcapture"
+)
+
+// yaegiNoise matches what yaegi's log.Panic calls print to the process's
+// stderr before panicking on code it cannot type (the panic itself becomes
+// the cell's error).
+var yaegiNoise = regexp.MustCompile(`(?m)^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d nil (reflect )?type\n`)
+
+// Options configure an Engine.
+type Options struct {
+	// Capture, when set, is an active redirection of fds 1 and 2 (see
+	// package fdcapture); the engine forwards what it captures to the
+	// running cell. Without it, os.Stdout writes from cells go to the
+	// process's real stdout.
+	Capture *fdcapture.Capture
+	// Symbols are extra compiled packages cells may import, in the shape of
+	// stdlib.Symbols ("import/path/name" → symbol → value), e.g. the
+	// tables of package symbols. display, input and the standard library
+	// are always available.
+	Symbols []map[string]map[string]reflect.Value
+	// Version is reported in Info (the goaccel version).
+	Version string
+}
+
+// DeclKind is the kind of a logged declaration.
+type DeclKind string
+
+// The kinds of declarations.
+const (
+	KindImport DeclKind = "import"
+	KindType   DeclKind = "type"
+	KindFunc   DeclKind = "func"
+	KindMethod DeclKind = "method"
+	KindConst  DeclKind = "const"
+	KindVar    DeclKind = "var"
+)
+
+// Declaration is one entry of the declaration log: something a cell declared
+// that succeeded. Replaying the log (imports first, then all other
+// Declarations' Source as one file, which Go allows in any order) rebuilds a
+// session's declarations without re-running statements.
+type Declaration struct {
+	Kind DeclKind
+	// Name is the declared name; "T.M" for a method; the local name for an
+	// import ("." or "_" for dot and blank imports).
+	Name string
+	// Names lists every name a var or const spec declares (`var a, b = 1, 2`).
+	Names []string
+	// Source is the declaration as written: "import \"fmt\"",
+	// "func F() {...}", "type T struct{...}", "var x = 1". For a variable
+	// defined by a statement (`x := f()`), Source is that statement and
+	// FromStatement is true: replaying it would re-run f.
+	Source        string
+	FromStatement bool
+	// Path is the import path (imports only).
+	Path string
+	// Cell is the execution count of the cell that declared it.
+	Cell int
+}
+
+// Engine runs Go notebook cells on one yaegi interpreter. Its methods are
+// safe for concurrent use; Execute calls are serialized.
+type Engine struct {
+	opts Options
+
+	execMu sync.Mutex // one Execute at a time
+
+	mu      sync.RWMutex // guards the fields below
+	it      *interp.Interpreter
+	decls   []Declaration
+	imports map[string]string                   // local name → path
+	types   map[string]string                   // type name → canonical definition
+	pkgName map[string]string                   // import path → package name (from the symbol tables)
+	symtab  map[string]map[string]reflect.Value // import path → symbols
+	closed  bool
+
+	out      *streamer
+	stdin    *stdinReader
+	stdinVar io.Reader // what cells see as os.Stdin
+
+	cellMu sync.Mutex
+	cell   *cellState // running cell, or the last one that ran
+}
+
+// cellState is what the runtime hooks need to know about the running cell.
+type cellState struct {
+	ctx        context.Context
+	io         frontend.CellIO
+	allowStdin bool
+	count      int
+
+	mu       sync.Mutex
+	done     bool
+	result   frontend.MIMEBundle
+	trace    []string
+	goPanics []string
+	kind     string
+}
+
+func (cs *cellState) running() bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return !cs.done
+}
+
+func (cs *cellState) addTrace(line string) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if len(cs.trace) < 200 {
+		cs.trace = append(cs.trace, line)
+	}
+}
+
+func (cs *cellState) takeTrace() []string {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	t := cs.trace
+	cs.trace = nil
+	return t
+}
+
+func (cs *cellState) setResult(mime string, v any) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.result == nil {
+		cs.result = frontend.MIMEBundle{}
+	}
+	cs.result[mime] = v
+}
+
+func (cs *cellState) takeResult() frontend.MIMEBundle {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	r := cs.result
+	cs.result = nil
+	return r
+}
+
+// ask requests a line of input from the frontend for this cell.
+func (cs *cellState) ask(prompt string, password bool) (string, error) {
+	if !cs.allowStdin {
+		return "", errStdin(frontend.ErrStdinNotAllowed)
+	}
+	s, err := cs.io.Input(cs.ctx, prompt, password)
+	if err != nil {
+		return "", errStdin(err)
+	}
+	return s, nil
+}
+
+// New starts an engine with a fresh interpreter.
+func New(opts Options) (*Engine, error) {
+	e := &Engine{opts: opts, out: newStreamer()}
+	e.stdin = &stdinReader{e: e}
+	e.stdinVar = e.stdin
+	if err := e.reset(); err != nil {
+		return nil, err
+	}
+	if opts.Capture != nil {
+		opts.Capture.SetOutput(func(stream string, p []byte) {
+			if stream == "stderr" {
+				p = yaegiNoise.ReplaceAll(p, nil)
+			}
+			e.out.write(stream, p)
+		})
+	}
+	return e, nil
+}
+
+// reset replaces the interpreter with a fresh one and clears the log.
+func (e *Engine) reset() error {
+	it := interp.New(interp.Options{
+		Stdin:        e.stdin,
+		Stdout:       streamWriter{s: e.out, name: "stdout"},
+		Stderr:       stderrWriter{e: e},
+		Unrestricted: true, // cells see the real environment
+	})
+	pkgName := map[string]string{}
+	symtab := map[string]map[string]reflect.Value{}
+	use := func(x map[string]map[string]reflect.Value) error {
+		for k, syms := range x {
+			if i := strings.LastIndex(k, "/"); i > 0 {
+				pkgName[k[:i]] = k[i+1:]
+				if symtab[k[:i]] == nil {
+					symtab[k[:i]] = map[string]reflect.Value{}
+				}
+				for n, v := range syms {
+					symtab[k[:i]][n] = v
+				}
+			}
+		}
+		if err := it.Use(x); err != nil {
+			return fmt.Errorf("notebook: loading symbols: %w", err)
+		}
+		return nil
+	}
+	// stdlib.Symbols is the restricted standard library: os.Exit and
+	// log.Fatal panic instead of exiting. Take only os/exec from the
+	// unrestricted table (it would bring back the real os.Exit).
+	tables := []map[string]map[string]reflect.Value{
+		stdlib.Symbols,
+		{"os/exec/exec": unrestricted.Symbols["os/exec/exec"]},
+		cellPackages(),
+		e.runtimeSymbols(),
+	}
+	tables = append(tables, e.opts.Symbols...)
+	for _, t := range tables {
+		if err := use(t); err != nil {
+			return err
+		}
+	}
+	if _, err := it.EvalWithContext(context.Background(), prelude); err != nil {
+		return fmt.Errorf("notebook: loading the prelude: %w", err)
+	}
+	e.mu.Lock()
+	e.it = it
+	e.decls = nil
+	e.imports = map[string]string{}
+	e.types = map[string]string{}
+	e.pkgName = pkgName
+	e.symtab = symtab
+	e.mu.Unlock()
+	return nil
+}
+
+// runtimeSymbols is the compiled side of the prelude: hooks bound to this
+// engine.
+func (e *Engine) runtimeSymbols() map[string]map[string]reflect.Value {
+	return map[string]map[string]reflect.Value{
+		rtPath + "/gxrt": {
+			"Text":     reflect.ValueOf(func(s string) { e.withCell(func(cs *cellState) { cs.setResult("text/plain", s) }) }),
+			"MIME":     reflect.ValueOf(func(mime, s string) { e.withCell(func(cs *cellState) { cs.setResult(mime, s) }) }),
+			"Bytes":    reflect.ValueOf(func(mime string, b []byte) { e.withCell(func(cs *cellState) { cs.setResult(mime, encodeBase64(b)) }) }),
+			"JSON":     reflect.ValueOf(func(v any) { e.withCell(func(cs *cellState) { setJSON(cs, v) }) }),
+			"JSONText": reflect.ValueOf(func(s string) { e.withCell(func(cs *cellState) { setJSONText(cs, s) }) }),
+			"Image":    reflect.ValueOf(func(img image.Image) { e.withCell(func(cs *cellState) { setImage(cs, img) }) }),
+			"GoPanic":  reflect.ValueOf(e.goPanic),
+			"Clear":    reflect.ValueOf(clearValue),
+			"Kind":     reflect.ValueOf(func(v any) { e.withCell(func(cs *cellState) { cs.kind = kindOf(v) }) }),
+		},
+		"time/time": {
+			// An interruptible time.Sleep (the compiled one cannot be
+			// stopped, yaegi #386).
+			"Sleep": reflect.ValueOf(e.sleep),
+		},
+		"os/os": {
+			// os.Stdin reads the frontend's input. It is an io.Reader here,
+			// not an *os.File (bufio.NewReader(os.Stdin), fmt.Fscan and
+			// io.ReadAll work; os.Stdin.Fd() does not compile).
+			"Stdin": reflect.ValueOf(&e.stdinVar).Elem(),
+		},
+	}
+}
+
+func (e *Engine) withCell(f func(cs *cellState)) {
+	if cs := e.currentCell(); cs != nil {
+		f(cs)
+	}
+}
+
+func (e *Engine) currentCell() *cellState {
+	e.cellMu.Lock()
+	defer e.cellMu.Unlock()
+	return e.cell
+}
+
+// sleep is time.Sleep for cells: it returns early when the cell is
+// interrupted.
+func (e *Engine) sleep(d time.Duration) {
+	if d <= 0 {
+		runtime.Gosched()
+		return
+	}
+	var done <-chan struct{}
+	if cs := e.currentCell(); cs != nil && cs.ctx != nil {
+		done = cs.ctx.Done()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-done:
+	}
+}
+
+// goPanic reports a panic recovered in a goroutine a cell started.
+func (e *Engine) goPanic(msg string) {
+	cs := e.currentCell()
+	text := "panic in goroutine: " + msg
+	if cs == nil {
+		return
+	}
+	trace := cs.takeTrace()
+	cs.mu.Lock()
+	done := cs.done
+	if !done {
+		cs.goPanics = append(cs.goPanics, text)
+		cs.trace = append(cs.trace, trace...)
+	}
+	cs.mu.Unlock()
+	if !done {
+		return // the cell's error reports it
+	}
+	var b strings.Builder
+	b.WriteString(text + "\n")
+	for _, l := range trace {
+		b.WriteString("    " + mapPositions(l) + "\n")
+	}
+	b.WriteString("(the cell that started the goroutine had already ended; the kernel keeps running)\n")
+	e.out.write("stderr", []byte(b.String()))
+}
+
+// Info describes the language for kernel_info_reply.
+func (e *Engine) Info() (frontend.LanguageInfo, string, []frontend.HelpLink) {
+	v := strings.TrimPrefix(runtime.Version(), "go")
+	banner := "goaccel " + e.opts.Version + " — Go " + v + " cells on yaegi v0.16.1 (type %help for magics)"
+	return frontend.LanguageInfo{
+			Name:              "go",
+			Version:           v,
+			MIMEType:          "text/x-go",
+			FileExtension:     ".go",
+			PygmentsLexer:     "go",
+			CodeMirrorMode:    "go",
+			NBConvertExporter: "script",
+		}, banner, []frontend.HelpLink{
+			{Text: "Go documentation", URL: "https://go.dev/doc/"},
+			{Text: "Go standard library", URL: "https://pkg.go.dev/std"},
+			{Text: "yaegi", URL: "https://github.com/traefik/yaegi"},
+		}
+}
+
+// Close releases the engine. Goroutines cells started cannot be stopped
+// from outside and keep running until the process exits.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	e.out.flush()
+	if e.opts.Capture != nil {
+		e.opts.Capture.SetOutput(nil)
+	}
+	return nil
+}
+
+// Declarations returns a copy of the declaration log, oldest first; a name
+// declared again appears once, at its latest position.
+func (e *Engine) Declarations() []Declaration {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := make([]Declaration, len(e.decls))
+	copy(out, e.decls)
+	for i := range out {
+		out[i].Names = append([]string(nil), out[i].Names...)
+	}
+	return out
+}
+
+// Imports maps the local name of each package imported by cells to its path.
+func (e *Engine) Imports() map[string]string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	m := make(map[string]string, len(e.imports))
+	for k, v := range e.imports {
+		m[k] = v
+	}
+	return m
+}
+
+// logDecl appends d, dropping an earlier declaration of the same name and
+// kind family. Callers hold e.mu.
+func (e *Engine) logDecl(d Declaration) {
+	family := func(k DeclKind) string {
+		switch k {
+		case KindImport:
+			return "import"
+		case KindMethod:
+			return "method"
+		default:
+			return "value" // func, var, const and type share one namespace
+		}
+	}
+	kept := e.decls[:0]
+	for _, old := range e.decls {
+		if old.Name == d.Name && family(old.Kind) == family(d.Kind) && !(d.Kind == KindImport && d.Name == "_") {
+			continue
+		}
+		kept = append(kept, old)
+	}
+	e.decls = append(kept, d)
+}
+
+// hasName reports whether the log declares name (any kind but import).
+func (e *Engine) hasName(name string) bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	for _, d := range e.decls {
+		if d.Kind == KindImport || d.Kind == KindMethod {
+			continue
+		}
+		if d.Name == name {
+			return true
+		}
+		for _, n := range d.Names {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Execute runs one cell; see the package documentation.
+func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio frontend.CellIO) (reply frontend.ExecuteReply) {
+	e.execMu.Lock()
+	defer e.execMu.Unlock()
+	e.mu.RLock()
+	closed := e.closed
+	e.mu.RUnlock()
+	if closed {
+		return frontend.ExecuteReply{Err: &frontend.Error{Name: "EngineClosed", Value: "the Go engine was closed"}}
+	}
+	cs := &cellState{ctx: ctx, io: cio, allowStdin: req.AllowStdin, count: req.ExecutionCount}
+	e.cellMu.Lock()
+	e.cell = cs
+	e.cellMu.Unlock()
+	e.stdin.reset()
+	e.out.setDest(cio)
+	restoreDisplay := display.SetSink(cio)
+	restoreInput := input.SetSource(cs.ask)
+	defer func() {
+		if r := recover(); r != nil {
+			reply = frontend.ExecuteReply{Err: &frontend.Error{
+				Name:      "InternalError",
+				Value:     fmt.Sprintf("goaccel: internal error: %v", r),
+				Traceback: strings.Split(string(debugStack()), "\n"),
+			}}
+		}
+		e.out.flush()
+		restoreInput()
+		restoreDisplay()
+		cs.mu.Lock()
+		cs.done = true
+		cs.mu.Unlock()
+	}()
+
+	magics, code := splitMagics(req.Code)
+	timed := false
+	for _, m := range magics {
+		res, err := e.runMagic(ctx, cs, m)
+		if err != nil {
+			return frontend.ExecuteReply{Err: err}
+		}
+		reply.Payload = append(reply.Payload, res.payload...)
+		if res.time {
+			timed = true
+		}
+		if res.code != "" {
+			code = spliceLine(code, m.Line, res.code)
+		}
+	}
+	start := time.Now()
+	if strings.TrimSpace(code) != "" {
+		if name, detail, ok := helpRequest(code); ok {
+			if p := e.help(name, detail); p != nil {
+				reply.Payload = append(reply.Payload, p)
+			} else {
+				cio.Stream("stdout", fmt.Sprintf("Object `%s` not found.\n", name))
+			}
+		} else {
+			res, err := e.runCell(ctx, cs, code)
+			if err != nil {
+				if timed {
+					e.out.write("stdout", []byte(fmt.Sprintf("Wall time: %v\n", roundDuration(time.Since(start)))))
+				}
+				return frontend.ExecuteReply{Err: err, Payload: reply.Payload}
+			}
+			reply.Result = res
+		}
+	}
+	if timed {
+		e.out.write("stdout", []byte(fmt.Sprintf("Wall time: %v\n", roundDuration(time.Since(start)))))
+	}
+	if len(req.UserExpressions) > 0 {
+		reply.UserExpressions = e.userExpressions(ctx, cs, req.UserExpressions)
+	}
+	if req.Silent {
+		reply.Result = nil
+	}
+	return reply
+}
+
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d > time.Second:
+		return d.Round(time.Millisecond)
+	case d > time.Millisecond:
+		return d.Round(time.Microsecond)
+	}
+	return d
+}
+
+// userExpressions evaluates each expression inside the interpreter.
+func (e *Engine) userExpressions(ctx context.Context, cs *cellState, exprs map[string]string) map[string]any {
+	out := make(map[string]any, len(exprs))
+	keys := make([]string, 0, len(exprs))
+	for k := range exprs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		res, err := e.evalExpr(ctx, cs, exprs[k])
+		if err != nil {
+			out[k] = map[string]any{"status": "error", "ename": err.Name, "evalue": err.Value, "traceback": nonNil(err.Traceback)}
+			continue
+		}
+		if res == nil {
+			res = frontend.MIMEBundle{}
+		}
+		out[k] = map[string]any{"status": "ok", "data": res, "metadata": map[string]any{}}
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// errInterrupted is the error of an interrupted cell.
+func errInterrupted() *frontend.Error {
+	return &frontend.Error{
+		Name:      "Interrupted",
+		Value:     "interrupted by the user; the state of earlier cells is kept",
+		Traceback: []string{"Interrupted: the cell was stopped by an interrupt (variables and declarations of earlier cells are kept)"},
+	}
+}
+
+func isCtxErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// getenvOr is os.Getenv with a default.
+func getenvOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// spliceLine replaces line n (1-based) of code with text.
+func spliceLine(code string, n int, text string) string {
+	lines := strings.Split(code, "\n")
+	if n < 1 || n > len(lines) {
+		return code
+	}
+	lines[n-1] = text
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,122 @@
+package notebook
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goaccel/goaccel/frontend"
+)
+
+// fakeIO is an in-memory CellIO.
+type fakeIO struct {
+	mu       sync.Mutex
+	streams  []stream
+	displays []frontend.MIMEBundle
+	inputs   []string // answers, in order
+	prompts  []string
+	password []bool
+	onStream func(name, text string)
+}
+
+type stream struct{ name, text string }
+
+func (f *fakeIO) Stream(name, text string) {
+	f.mu.Lock()
+	f.streams = append(f.streams, stream{name, text})
+	cb := f.onStream
+	f.mu.Unlock()
+	if cb != nil {
+		cb(name, text)
+	}
+}
+func (f *fakeIO) Display(d frontend.MIMEBundle, _ map[string]any, _ string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.displays = append(f.displays, d)
+}
+func (f *fakeIO) UpdateDisplay(d frontend.MIMEBundle, _ map[string]any, _ string) {}
+func (f *fakeIO) ClearOutput(bool)                                                {}
+func (f *fakeIO) Input(ctx context.Context, prompt string, password bool) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.prompts = append(f.prompts, prompt)
+	f.password = append(f.password, password)
+	if len(f.inputs) == 0 {
+		return "", context.Canceled
+	}
+	s := f.inputs[0]
+	f.inputs = f.inputs[1:]
+	return s, nil
+}
+
+func (f *fakeIO) text(name string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var b strings.Builder
+	for _, s := range f.streams {
+		if s.name == name {
+			b.WriteString(s.text)
+		}
+	}
+	return b.String()
+}
+
+// newEngine returns an engine without fd capture.
+func newEngine(t testing.TB) *Engine {
+	t.Helper()
+	e, err := New(Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+var counter struct {
+	sync.Mutex
+	n int
+}
+
+// run executes code and returns the reply and the cell's output.
+func run(t testing.TB, e *Engine, code string) (frontend.ExecuteReply, *fakeIO) {
+	t.Helper()
+	io := &fakeIO{}
+	return runIO(t, e, code, io), io
+}
+
+func runIO(t testing.TB, e *Engine, code string, io *fakeIO) frontend.ExecuteReply {
+	t.Helper()
+	counter.Lock()
+	counter.n++
+	n := counter.n
+	counter.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return e.Execute(ctx, frontend.ExecuteRequest{Code: code, ExecutionCount: n, AllowStdin: true}, io)
+}
+
+// mustRun fails the test when the cell fails.
+func mustRun(t testing.TB, e *Engine, code string) (frontend.ExecuteReply, *fakeIO) {
+	t.Helper()
+	r, io := run(t, e, code)
+	if r.Err != nil {
+		t.Fatalf("cell failed:\n%s\n---\n%v\nstderr: %s", code, r.Err, io.text("stderr"))
+	}
+	return r, io
+}
+
+func resultText(r frontend.ExecuteReply) string {
+	if r.Result == nil {
+		return ""
+	}
+	s, _ := r.Result["text/plain"].(string)
+	return s
+}
+
+func regexpMatch(pattern, s string) bool {
+	return regexp.MustCompile(pattern).MatchString(s)
+}

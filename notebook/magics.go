@@ -1,0 +1,205 @@
+package notebook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/notebook/cells"
+)
+
+// Help is the text of %help.
+const Help = `goaccel magics (lines at the start of a cell):
+  %help            this text
+  %env             list the environment
+  %env K           show K;  %env K=V (or %env K V) sets K
+  %cd [DIR]        change the working directory (no DIR: show it)
+  %reset           fresh interpreter: forget all declarations and values
+  %who             names declared so far, with their kinds
+  %time / %%time   time the rest of the cell (wall time); %time CODE times CODE
+  !CMD             run CMD in a shell, streaming its output
+Help on a name: strings.Split?  (signature and doc), strings.Split?? (more).
+Cells may mix imports, declarations and statements; a trailing expression
+is shown as the cell's result. Packages used without an import (strings.X)
+are imported automatically.`
+
+// magicResult is what a magic asks of the rest of the cell.
+type magicResult struct {
+	payload []map[string]any
+	time    bool
+	code    string // code to run before the rest of the cell (on the magic's line)
+}
+
+// splitMagics separates leading magic lines from the cell's Go code.
+func splitMagics(src string) ([]cells.Magic, string) {
+	return cells.SplitMagics(src)
+}
+
+// runMagic runs one magic line.
+func (e *Engine) runMagic(ctx context.Context, cs *cellState, m cells.Magic) (magicResult, *frontend.Error) {
+	var res magicResult
+	text := m.Text
+	if strings.HasPrefix(text, "!") {
+		return res, e.shell(ctx, strings.TrimSpace(text[1:]))
+	}
+	name, arg, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(text, "%"), "%"), " ")
+	arg = strings.TrimSpace(arg)
+	stdout := func(s string) { e.out.write("stdout", []byte(s)) }
+	switch name {
+	case "help":
+		stdout(Help + "\n")
+	case "env":
+		switch {
+		case arg == "":
+			env := os.Environ()
+			sort.Strings(env)
+			stdout(strings.Join(env, "\n") + "\n")
+		case strings.ContainsAny(arg, "= "):
+			k, v, _ := strings.Cut(arg, "=")
+			if !strings.Contains(arg, "=") {
+				k, v, _ = strings.Cut(arg, " ")
+			}
+			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+			if err := os.Setenv(k, v); err != nil {
+				return res, magicError("%%env: %v", err)
+			}
+			stdout(fmt.Sprintf("env: %s=%s\n", k, v))
+		default:
+			v, ok := os.LookupEnv(arg)
+			if !ok {
+				return res, magicError("%%env: %s is not set", arg)
+			}
+			stdout(v + "\n")
+		}
+	case "cd":
+		if arg != "" {
+			dir := arg
+			if strings.HasPrefix(dir, "~") {
+				dir = getenvOr("HOME", "~") + dir[1:]
+			}
+			if err := os.Chdir(dir); err != nil {
+				return res, magicError("%%cd: %v", err)
+			}
+		}
+		wd, err := os.Getwd()
+		if err != nil {
+			return res, magicError("%%cd: %v", err)
+		}
+		stdout(wd + "\n")
+	case "reset":
+		if err := e.reset(); err != nil {
+			return res, magicError("%%reset: %v", err)
+		}
+		stdout("goaccel: interpreter reset; all declarations and values are gone\n")
+	case "who":
+		decls := e.Declarations()
+		if len(decls) == 0 {
+			stdout("nothing declared yet\n")
+			break
+		}
+		var b strings.Builder
+		for _, d := range decls {
+			if d.Kind == KindImport {
+				fmt.Fprintf(&b, "%-20s %s %q\n", d.Name, d.Kind, d.Path)
+				continue
+			}
+			names := d.Name
+			if len(d.Names) > 1 {
+				names = strings.Join(d.Names, ", ")
+			}
+			fmt.Fprintf(&b, "%-20s %s\n", names, d.Kind)
+		}
+		stdout(b.String())
+	case "time":
+		res.time = true
+		if arg != "" {
+			// The code after %time runs on the magic's own line.
+			res.code = strings.Repeat(" ", len(text)-len(arg)) + arg
+		}
+	default:
+		return res, magicError("unknown magic %%%s (try %%help)", name)
+	}
+	return res, nil
+}
+
+func magicError(format string, a ...any) *frontend.Error {
+	msg := fmt.Sprintf(format, a...)
+	return &frontend.Error{Name: "MagicError", Value: msg, Traceback: []string{msg}}
+}
+
+// shell runs a command with sh -c, streaming its output.
+func (e *Engine) shell(ctx context.Context, command string) *frontend.Error {
+	if command == "" {
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
+	killGroupOnCancel(cmd)
+	cmd.WaitDelay = time.Second
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return magicError("!%s: %v", command, err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return magicError("!%s: %v", command, err)
+	}
+	if err := cmd.Start(); err != nil {
+		return magicError("!%s: %v", command, err)
+	}
+	var wg sync.WaitGroup
+	pump := func(name string, r io.Reader) {
+		defer wg.Done()
+		buf := make([]byte, 16*1024)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				e.out.write(name, buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	wg.Add(2)
+	go pump("stdout", stdout)
+	go pump("stderr", stderr)
+	wg.Wait()
+	err = cmd.Wait()
+	if ctx.Err() != nil {
+		return errInterrupted()
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		e.out.write("stderr", []byte(fmt.Sprintf("goaccel: !%s: exit status %d\n", command, ee.ExitCode())))
+		return nil
+	}
+	if err != nil {
+		return magicError("!%s: %v", command, err)
+	}
+	return nil
+}
+
+var helpRE = regexp.MustCompile(`^\s*([\p{L}_][\p{L}\p{N}_]*(?:\.[\p{L}_][\p{L}\p{N}_]*)*)\s*(\?\??)\s*$`)
+
+// helpRequest recognizes "name?" and "name??" (also "?name").
+func helpRequest(code string) (name string, detail int, ok bool) {
+	c := strings.TrimSpace(code)
+	if strings.HasPrefix(c, "?") && !strings.HasSuffix(c, "?") {
+		q := strings.TrimLeft(c, "?")
+		c = q + c[:len(c)-len(q)]
+	}
+	m := helpRE.FindStringSubmatch(c)
+	if m == nil {
+		return "", 0, false
+	}
+	return m[1], len(m[2]) - 1, true
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package notebook
+
+const raceEnabled = false

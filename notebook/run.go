@@ -1,0 +1,946 @@
+package notebook
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/token"
+	"path"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/traefik/yaegi/interp"
+
+	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/notebook/cells"
+)
+
+// parsedCell is a cell cut into its three parsed parts.
+type parsedCell struct {
+	src     string // the cell's Go code (magic lines blanked)
+	fname   string // position file name: "cell[N]/_.go"
+	units   []cells.Unit
+	imports *ast.File // nil when the cell has no imports
+	decls   *ast.File
+	body    *ast.BlockStmt
+	file    *token.File // of body, for offsets
+	// prefix lengths of the parsed texts, to map offsets back to src
+	declFile, importFile *token.File
+}
+
+const (
+	filePrefixFmt = "package main\n//line %s:1:1\n"
+	bodyPrefixFmt = "package main\nfunc main() {\n//line %s:1:1\n"
+)
+
+// cellFileName is the position file name of cell n. Its base must be "_.go"
+// for every cell: yaegi keys imports by the base name of the file, and all
+// cells share one set of imports.
+func cellFileName(n int) string { return fmt.Sprintf("cell[%d]/_.go", n) }
+
+// parseCell splits and parses src; positions in errors are the cell's own.
+func (e *Engine) parseCell(fset *token.FileSet, src string, n int) (*parsedCell, *frontend.Error) {
+	pc := &parsedCell{src: src, fname: cellFileName(n)}
+	pc.units = cells.Split(src)
+	// A var or const after a statement stays with the statements (it may
+	// use what they defined).
+	seenStmt := false
+	for i, u := range pc.units {
+		if u.Kind == cells.Stmt {
+			seenStmt = true
+		}
+		if u.Kind == cells.Decl && seenStmt && (u.Tok == token.VAR || u.Tok == token.CONST) {
+			pc.units[i].Kind = cells.Stmt
+		}
+	}
+	has := map[cells.Kind]bool{}
+	for _, u := range pc.units {
+		has[u.Kind] = true
+	}
+	mode := parser.DeclarationErrors | parser.ParseComments
+	var err error
+	if has[cells.Import] {
+		text := fmt.Sprintf(filePrefixFmt, pc.fname) + cells.Blank(src, pc.units, func(u cells.Unit) bool { return u.Kind == cells.Import })
+		if pc.imports, err = parser.ParseFile(fset, "_.go", text, mode); err != nil {
+			return nil, compileError(err, src)
+		}
+		pc.importFile = fset.File(pc.imports.Pos())
+	}
+	if has[cells.Decl] {
+		text := fmt.Sprintf(filePrefixFmt, pc.fname) + cells.Blank(src, pc.units, func(u cells.Unit) bool { return u.Kind == cells.Decl })
+		if pc.decls, err = parser.ParseFile(fset, "_.go", text, mode); err != nil {
+			return nil, compileError(err, src)
+		}
+		pc.declFile = fset.File(pc.decls.Pos())
+	}
+	if has[cells.Stmt] {
+		text := fmt.Sprintf(bodyPrefixFmt, pc.fname) + cells.Blank(src, pc.units, func(u cells.Unit) bool { return u.Kind == cells.Stmt }) + "\n}\n"
+		f, err := parser.ParseFile(fset, "_.go", text, mode)
+		if err != nil {
+			return nil, compileError(err, src)
+		}
+		if len(f.Decls) != 1 {
+			return nil, &frontend.Error{Name: "SyntaxError", Value: pc.fname + ": unbalanced braces in the cell"}
+		}
+		fd, ok := f.Decls[0].(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			return nil, &frontend.Error{Name: "SyntaxError", Value: "unbalanced braces in the cell"}
+		}
+		pc.body = fd.Body
+		pc.file = fset.File(f.Pos())
+	}
+	return pc, nil
+}
+
+// text returns the cell source of node n parsed in file f.
+func (pc *parsedCell) text(f *token.File, from, to token.Pos) string {
+	if f == nil || !from.IsValid() || !to.IsValid() {
+		return ""
+	}
+	a, b := f.Offset(from), f.Offset(to)
+	// Offsets count the prefix; the prefix is everything before the //line
+	// directive's line, so find the cell's start from the line table.
+	start := f.LineStart(3)
+	if pc.body != nil && f == pc.file {
+		start = f.LineStart(4)
+	}
+	base := f.Offset(start)
+	a, b = max(a-base, 0), b-base // a doc comment may start with the //line directive
+	if b > len(pc.src) || a > b {
+		return ""
+	}
+	return pc.src[a:b]
+}
+
+// compileFn compiles a node, turning yaegi's internal panics into errors.
+func compileAST(it *interp.Interpreter, n ast.Node) (prog *interp.Program, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			prog, err = nil, fmt.Errorf("goaccel: the interpreter failed on this code (%v); this construct may be unsupported by yaegi, see LANGUAGE.md", r)
+		}
+	}()
+	return it.CompileAST(n)
+}
+
+// runProgram executes prog, cancellably.
+func (e *Engine) runProgram(ctx context.Context, it *interp.Interpreter, prog *interp.Program) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = interp.Panic{Value: r}
+		}
+	}()
+	_, err = it.ExecuteWithContext(ctx, prog)
+	if ctx.Err() != nil {
+		// ExecuteWithContext returns at once on cancel while its goroutine
+		// is still unwinding (it stops at its next step); let it finish
+		// before the interpreter is used again.
+		time.Sleep(interruptSettle)
+	}
+	return err
+}
+
+// interruptSettle is how long an interrupted cell's interpreter goroutine is
+// given to stop before the next use of the interpreter.
+const interruptSettle = 50 * time.Millisecond
+
+// runCell runs the Go code of a cell and returns the trailing expression's
+// MIME bundle (nil when there is none).
+func (e *Engine) runCell(ctx context.Context, cs *cellState, src string) (frontend.MIMEBundle, *frontend.Error) {
+	e.mu.RLock()
+	it := e.it
+	e.mu.RUnlock()
+	fset := it.FileSet()
+	pc, ferr := e.parseCell(fset, src, cs.count)
+	if ferr != nil {
+		return nil, ferr
+	}
+	rw := newRewriter(e, it, pc)
+
+	// Names declared at top level by this cell.
+	cellNames := map[string]bool{}
+	if pc.decls != nil {
+		for _, d := range pc.decls.Decls {
+			for _, n := range declNames(d) {
+				cellNames[n] = true
+			}
+		}
+	}
+	if pc.body != nil {
+		for _, st := range pc.body.List {
+			for _, n := range stmtNames(st) {
+				cellNames[n] = true
+			}
+		}
+	}
+	rw.cellNames = cellNames
+
+	// 1. Imports, the explicit ones and those the cell uses without
+	// writing them.
+	specs, ferr := e.newImports(pc)
+	if ferr != nil {
+		return nil, ferr
+	}
+	auto := e.autoImports(pc, specs, cellNames)
+	if len(specs)+len(auto) > 0 {
+		all := append(append([]*ast.ImportSpec(nil), specs...), auto...)
+		gen := &ast.GenDecl{Tok: token.IMPORT, Lparen: 1, Rparen: 1}
+		for _, s := range all {
+			gen.Specs = append(gen.Specs, s)
+		}
+		f := &ast.File{Name: ast.NewIdent("main"), Decls: []ast.Decl{gen}, Package: pcPos(pc)}
+		prog, err := compileAST(it, f)
+		if err == nil {
+			err = e.runProgram(ctx, it, prog)
+		}
+		if err != nil {
+			return nil, e.toError(err, pc.src, "ImportError")
+		}
+		e.mu.Lock()
+		for _, s := range all {
+			p, _ := strconv.Unquote(s.Path.Value)
+			name := e.importNameLocked(s)
+			if name != "_" && name != "." {
+				e.imports[name] = p
+			}
+			srcText := pc.text(pc.importFile, s.Pos(), s.End())
+			if srcText == "" {
+				srcText = importSource(s)
+			} else {
+				srcText = "import " + srcText
+			}
+			e.logDecl(Declaration{Kind: KindImport, Name: name, Source: srcText, Path: p, Cell: cs.count})
+		}
+		e.mu.Unlock()
+		for _, s := range auto {
+			e.out.write("stderr", []byte(fmt.Sprintf("goaccel: added import %s\n", s.Path.Value)))
+		}
+	}
+
+	// yaegi v0.16.1 mishandles package-level var initializers that use
+	// variables of earlier cells ("variable definition loop"), and interface
+	// vars initialized there. So var and const declarations run as
+	// statements (which yaegi also makes globals), first in the block, unless
+	// this cell's functions or types refer to them.
+	moved := e.moveVars(pc)
+
+	// 2. Declarations, as one file.
+	if pc.decls != nil && len(pc.decls.Decls) > 0 {
+		if ferr := e.runDecls(ctx, it, pc, rw, cs); ferr != nil {
+			return nil, ferr
+		}
+	}
+
+	// 3. Statements, as one block.
+	if pc.body == nil && !rw.definesMain {
+		return nil, nil
+	}
+	body := pc.body
+	if body == nil {
+		body = &ast.BlockStmt{}
+	}
+	if err := rw.rewriteBody(body); err != nil {
+		return nil, err
+	}
+	// Log entries for what the statements define, taken from the source
+	// before yaegi sees the AST; logged when the cell succeeds.
+	var bodyPending []Declaration
+	for _, st := range body.List {
+		names := stmtNames(st)
+		if len(names) == 0 {
+			continue
+		}
+		if moved[st] {
+			bodyPending = append(bodyPending, genDecls(pc, pc.declFile, st.(*ast.DeclStmt).Decl.(*ast.GenDecl), cs.count)...)
+			continue
+		}
+		text := pc.text(pc.file, st.Pos(), st.End())
+		if text == "" {
+			continue
+		}
+		kind := KindVar
+		if ds, ok := st.(*ast.DeclStmt); ok {
+			if g, ok := ds.Decl.(*ast.GenDecl); ok && g.Tok == token.CONST {
+				kind = KindConst
+			}
+		}
+		for _, n := range names {
+			bodyPending = append(bodyPending, Declaration{Kind: kind, Name: n, Names: []string{n}, Source: text, FromStatement: true, Cell: cs.count})
+		}
+	}
+
+	// The trailing expression: try, in order, a single value (assigned to
+	// the global _gxv, then formatted by showProbes), several values
+	// (_gxShow(f())), and no value (a call run as a statement).
+	var trailing ast.Expr
+	mode := showNone
+	if n := len(body.List); n > 0 && !rw.definesMain {
+		if es, ok := body.List[n-1].(*ast.ExprStmt); ok {
+			trailing = es.X
+		}
+	}
+	if rw.definesMain {
+		body.List = append(body.List, &ast.ExprStmt{X: &ast.CallExpr{Fun: ast.NewIdent(mainName)}})
+	}
+	var prog *interp.Program
+	var err error
+	if trailing != nil {
+		last := len(body.List) - 1
+		variants := []struct {
+			mode showMode
+			st   ast.Stmt
+		}{
+			{showSingle, &ast.AssignStmt{Lhs: []ast.Expr{ast.NewIdent("_gxv")}, Tok: token.DEFINE, TokPos: trailing.Pos(), Rhs: []ast.Expr{trailing}}},
+			{showMulti, &ast.ExprStmt{X: &ast.CallExpr{Fun: ast.NewIdent("_gxShow"), Args: []ast.Expr{trailing}}}},
+			{showNone, &ast.ExprStmt{X: trailing}},
+		}
+		switch resultCount(e, pc, trailing) {
+		case 0:
+			variants = variants[2:]
+		case -1, 1:
+		default:
+			variants = variants[1:]
+		}
+		// First the plain statement: yaegi accepts `_gxv := undefinedName`
+		// silently, so errors are taken from the plain form.
+		body.List[last] = &ast.ExprStmt{X: trailing}
+		if _, err = compileAST(it, body); err == nil {
+			for _, v := range variants {
+				body.List[last] = v.st
+				prog, err = compileAST(it, body)
+				if err == nil {
+					mode = v.mode
+					break
+				}
+			}
+		}
+	} else {
+		prog, err = compileAST(it, body)
+	}
+	if err != nil {
+		return nil, e.toError(err, pc.src, "CompileError")
+	}
+	cs.takeResult()
+	if err := e.runProgram(ctx, it, prog); err != nil {
+		if isCtxErr(err) {
+			return nil, errInterrupted()
+		}
+		return nil, e.toError(err, pc.src, "")
+	}
+	e.mu.Lock()
+	for _, d := range bodyPending {
+		e.logDecl(d)
+	}
+	e.mu.Unlock()
+	if perr := goPanicError(cs); perr != nil {
+		return nil, perr
+	}
+	if ctx.Err() != nil {
+		return nil, errInterrupted()
+	}
+	switch mode {
+	case showSingle:
+		e.showValue(ctx, it, cs)
+	case showMulti:
+	default:
+		return nil, nil
+	}
+	return cs.takeResult(), nil
+}
+
+type showMode int
+
+const (
+	showNone showMode = iota
+	showSingle
+	showMulti
+)
+
+// showValue formats _gxv into the cell's result with showProbes.
+func (e *Engine) showValue(ctx context.Context, it *interp.Interpreter, cs *cellState) {
+	jsonText, text := false, false
+	for i, probe := range showProbes {
+		if jsonText && strings.Contains(probe, "_gxrt.JSON(") {
+			continue
+		}
+		if text && strings.HasPrefix(probe, "_gxrt.Text(") {
+			continue
+		}
+		src := fmt.Sprintf(bodyPrefixFmt, "goaccel/_.go") + probe + "\n}\n"
+		f, err := parser.ParseFile(it.FileSet(), "_.go", src, 0)
+		if err != nil {
+			continue
+		}
+		prog, err := compileAST(it, f.Decls[0].(*ast.FuncDecl).Body)
+		if err != nil {
+			continue
+		}
+		cs.takeTrace()
+		err = e.runProgram(ctx, it, prog)
+		if strings.HasPrefix(probe, "_gxrt.Text(") {
+			if err != nil && i > 0 {
+				cs.setResult("text/plain", "<value could not be formatted: "+err.Error()+">")
+			}
+			text = err == nil || i > 0
+		}
+		cs.takeTrace()
+		if strings.Contains(probe, "JSONText") && err == nil {
+			jsonText = true
+		}
+	}
+}
+
+// goPanicError turns panics reported by the cell's goroutines into an error.
+func goPanicError(cs *cellState) *frontend.Error {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if len(cs.goPanics) == 0 {
+		return nil
+	}
+	tb := append([]string(nil), cs.goPanics...)
+	for _, l := range cs.trace {
+		tb = append(tb, "    "+mapPositions(l))
+	}
+	cs.trace = nil
+	return &frontend.Error{Name: "panic", Value: cs.goPanics[0], Traceback: tb}
+}
+
+// pcPos returns a position in the cell's parsed files before the //line
+// directive: its file name's base is "_.go", which yaegi uses to key imports.
+func pcPos(pc *parsedCell) token.Pos {
+	switch {
+	case pc.imports != nil:
+		return pc.imports.Package
+	case pc.decls != nil:
+		return pc.decls.Package
+	case pc.file != nil:
+		return token.Pos(pc.file.Base())
+	}
+	return token.NoPos
+}
+
+// runDecls compiles and runs the cell's declarations and logs them.
+func (e *Engine) runDecls(ctx context.Context, it *interp.Interpreter, pc *parsedCell, rw *rewriter, cs *cellState) *frontend.Error {
+	f := pc.decls
+	type typeDef struct{ name, canon string }
+	var newTypes []typeDef
+	// Type redefinitions: identical ones are dropped, changed ones refused.
+	kept := f.Decls[:0]
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.TYPE {
+			kept = append(kept, d)
+			continue
+		}
+		specs := g.Specs[:0]
+		for _, s := range g.Specs {
+			ts := s.(*ast.TypeSpec)
+			canon := canonical(ts)
+			e.mu.RLock()
+			old, exists := e.types[ts.Name.Name]
+			e.mu.RUnlock()
+			if exists && old == canon {
+				continue
+			}
+			if exists {
+				p := it.FileSet().Position(ts.Pos())
+				msg := fmt.Sprintf("%s: type %s is already defined with a different definition; yaegi cannot redefine types — use %%reset (clears all state) or a new name",
+					shortPos(p), ts.Name.Name)
+				return &frontend.Error{Name: "CompileError", Value: msg, Traceback: append([]string{msg}, sourceLines(pc.src, p.Line, p.Column)...)}
+			}
+			newTypes = append(newTypes, typeDef{ts.Name.Name, canon})
+			specs = append(specs, s)
+		}
+		g.Specs = specs
+		if len(specs) > 0 {
+			kept = append(kept, g)
+		}
+	}
+	f.Decls = kept
+	if len(f.Decls) == 0 {
+		return nil
+	}
+	// The log entries are taken from the source before yaegi sees the AST.
+	var pending []Declaration
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			from := d.Pos()
+			if d.Doc != nil {
+				from = d.Doc.Pos()
+			}
+			text := pc.text(pc.declFile, from, d.End())
+			name := d.Name.Name
+			kind := KindFunc
+			if d.Recv != nil && len(d.Recv.List) > 0 {
+				kind = KindMethod
+				name = recvTypeName(d.Recv.List[0].Type) + "." + name
+			}
+			pending = append(pending, Declaration{Kind: kind, Name: name, Source: text, Cell: cs.count})
+		case *ast.GenDecl:
+			pending = append(pending, genDecls(pc, pc.declFile, d, cs.count)...)
+		}
+	}
+	if err := rw.rewriteFile(f); err != nil {
+		return err
+	}
+	prog, err := compileAST(it, f)
+	if err == nil {
+		err = e.runProgram(ctx, it, prog)
+	}
+	if err != nil {
+		if isCtxErr(err) {
+			return errInterrupted()
+		}
+		return e.toError(err, pc.src, "CompileError")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, t := range newTypes {
+		e.types[t.name] = t.canon
+	}
+	for _, d := range pending {
+		e.logDecl(d)
+	}
+	return nil
+}
+
+// genDecls returns the log entries of a type, var or const declaration,
+// one per spec.
+func genDecls(pc *parsedCell, file *token.File, d *ast.GenDecl, count int) (out []Declaration) {
+	for _, s := range d.Specs {
+		var body string
+		if d.Lparen == token.NoPos {
+			from := d.Pos()
+			if d.Doc != nil {
+				from = d.Doc.Pos()
+			}
+			body = pc.text(file, from, d.End())
+		} else {
+			body = d.Tok.String() + " " + pc.text(file, s.Pos(), s.End())
+		}
+		switch s := s.(type) {
+		case *ast.TypeSpec:
+			out = append(out, Declaration{Kind: KindType, Name: s.Name.Name, Source: body, Cell: count})
+		case *ast.ValueSpec:
+			kind := KindVar
+			if d.Tok == token.CONST {
+				kind = KindConst
+			}
+			var names []string
+			for _, n := range s.Names {
+				if n.Name != "_" {
+					names = append(names, n.Name)
+				}
+			}
+			if len(names) == 0 {
+				continue
+			}
+			out = append(out, Declaration{Kind: kind, Name: names[0], Names: names, Source: body, Cell: count})
+		}
+	}
+	return out
+}
+
+func recvTypeName(x ast.Expr) string {
+	for {
+		switch t := x.(type) {
+		case *ast.StarExpr:
+			x = t.X
+		case *ast.ParenExpr:
+			x = t.X
+		case *ast.IndexExpr:
+			x = t.X
+		case *ast.IndexListExpr:
+			x = t.X
+		case *ast.Ident:
+			return t.Name
+		default:
+			return "?"
+		}
+	}
+}
+
+// canonical is a type definition's text, independent of layout.
+func canonical(ts *ast.TypeSpec) string {
+	var b bytes.Buffer
+	cp := *ts
+	cp.Doc, cp.Comment = nil, nil
+	if err := printer.Fprint(&b, token.NewFileSet(), &cp); err != nil {
+		return fmt.Sprintf("%p", ts)
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// newImports returns the cell's import specs that are not imported yet.
+func (e *Engine) newImports(pc *parsedCell) ([]*ast.ImportSpec, *frontend.Error) {
+	if pc.imports == nil {
+		return nil, nil
+	}
+	var specs []*ast.ImportSpec
+	seen := map[string]string{}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	for _, s := range pc.imports.Imports {
+		p, err := strconv.Unquote(s.Path.Value)
+		if err != nil {
+			continue
+		}
+		name := e.importNameLocked(s)
+		if name == "_" || name == "." {
+			dup := false
+			for _, d := range e.decls {
+				if d.Kind == KindImport && d.Name == name && d.Path == p {
+					dup = true
+				}
+			}
+			if !dup {
+				specs = append(specs, s)
+			}
+			continue
+		}
+		old, ok := e.imports[name]
+		if !ok {
+			old, ok = seen[name]
+		}
+		if ok {
+			if old == p {
+				continue // re-import: dropped silently
+			}
+			pos := e.it.FileSet().Position(s.Pos())
+			msg := fmt.Sprintf("%s: %s is already imported as %q; import %q under another name (import x %q) or use %%reset",
+				shortPos(pos), name, old, p, p)
+			return nil, &frontend.Error{Name: "ImportError", Value: msg, Traceback: append([]string{msg}, sourceLines(pc.src, pos.Line, pos.Column)...)}
+		}
+		seen[name] = p
+		specs = append(specs, s)
+	}
+	return specs, nil
+}
+
+func (e *Engine) importName(s *ast.ImportSpec) string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.importNameLocked(s)
+}
+
+func (e *Engine) importNameLocked(s *ast.ImportSpec) string {
+	if s.Name != nil {
+		return s.Name.Name
+	}
+	p, _ := strconv.Unquote(s.Path.Value)
+	if n, ok := e.pkgName[p]; ok {
+		return n
+	}
+	base := path.Base(p)
+	if len(base) > 1 && base[0] == 'v' && strings.Trim(base[1:], "0123456789") == "" {
+		base = path.Base(path.Dir(p))
+	}
+	return strings.TrimPrefix(strings.TrimSuffix(base, ".go"), "go-")
+}
+
+func importSource(s *ast.ImportSpec) string {
+	if s.Name != nil {
+		return "import " + s.Name.Name + " " + s.Path.Value
+	}
+	return "import " + s.Path.Value
+}
+
+// preferredImport resolves package names that several standard packages
+// share.
+var preferredImport = map[string]string{
+	"rand":     "math/rand",
+	"template": "text/template",
+	"scanner":  "text/scanner",
+	"pprof":    "runtime/pprof",
+	"parser":   "go/parser",
+	"big":      "math/big",
+	"cmplx":    "math/cmplx",
+}
+
+// autoImports finds packages the cell uses (pkg.Name) without importing or
+// declaring pkg, and returns import specs for those in the symbol tables.
+func (e *Engine) autoImports(pc *parsedCell, explicit []*ast.ImportSpec, cellNames map[string]bool) []*ast.ImportSpec {
+	e.mu.RLock()
+	byName := map[string]string{}
+	for p, n := range e.pkgName {
+		if strings.HasPrefix(p, rtPath) || strings.Contains(p, "internal") {
+			continue
+		}
+		if old, ok := byName[n]; ok {
+			if pref, ok := preferredImport[n]; ok {
+				byName[n] = pref
+				continue
+			}
+			if len(old) < len(p) || (len(old) == len(p) && old < p) {
+				continue
+			}
+		}
+		byName[n] = p
+	}
+	imported := map[string]bool{}
+	for n := range e.imports {
+		imported[n] = true
+	}
+	e.mu.RUnlock()
+	for _, s := range explicit {
+		imported[e.importName(s)] = true
+	}
+	if pc.imports != nil {
+		for _, s := range pc.imports.Imports {
+			imported[e.importName(s)] = true
+		}
+	}
+	want := map[string]bool{}
+	visit := func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		id, ok := sel.X.(*ast.Ident)
+		if !ok || id.Obj != nil {
+			return true
+		}
+		name := id.Name
+		if imported[name] || cellNames[name] || want[name] || isUniverse(name) {
+			return true
+		}
+		if _, ok := byName[name]; ok && !e.hasName(name) {
+			want[name] = true
+		}
+		return true
+	}
+	if pc.decls != nil {
+		ast.Inspect(pc.decls, visit)
+	}
+	if pc.body != nil {
+		ast.Inspect(pc.body, visit)
+	}
+	names := make([]string, 0, len(want))
+	for n := range want {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var specs []*ast.ImportSpec
+	for _, n := range names {
+		specs = append(specs, &ast.ImportSpec{Path: &ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(byName[n])}})
+	}
+	return specs
+}
+
+func isUniverse(name string) bool {
+	switch name {
+	case "bool", "byte", "complex64", "complex128", "error", "float32", "float64", "int", "int8", "int16",
+		"int32", "int64", "rune", "string", "uint", "uint8", "uint16", "uint32", "uint64", "uintptr", "any",
+		"true", "false", "iota", "nil", "append", "cap", "close", "complex", "copy", "delete", "imag", "len",
+		"make", "new", "panic", "print", "println", "real", "recover", "min", "max", "clear", "comparable":
+		return true
+	}
+	return false
+}
+
+// declNames lists the names a top-level declaration declares.
+func declNames(d ast.Decl) []string {
+	switch d := d.(type) {
+	case *ast.FuncDecl:
+		if d.Recv == nil {
+			return []string{d.Name.Name}
+		}
+	case *ast.GenDecl:
+		var out []string
+		for _, s := range d.Specs {
+			switch s := s.(type) {
+			case *ast.TypeSpec:
+				out = append(out, s.Name.Name)
+			case *ast.ValueSpec:
+				for _, n := range s.Names {
+					out = append(out, n.Name)
+				}
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// stmtNames lists the names a top-level statement defines (which yaegi
+// makes globals): x := ..., var x ..., const x = ...
+func stmtNames(st ast.Stmt) []string {
+	var out []string
+	switch st := st.(type) {
+	case *ast.AssignStmt:
+		if st.Tok == token.DEFINE {
+			for _, l := range st.Lhs {
+				if id, ok := l.(*ast.Ident); ok && id.Name != "_" && !strings.HasPrefix(id.Name, "_gx") {
+					out = append(out, id.Name)
+				}
+			}
+		}
+	case *ast.DeclStmt:
+		if g, ok := st.Decl.(*ast.GenDecl); ok && g.Tok != token.TYPE {
+			for _, n := range declNames(g) {
+				if n != "_" {
+					out = append(out, n)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// evalExpr evaluates one expression (user_expressions) and returns its
+// MIME bundle, formatted as a cell's trailing expression is.
+func (e *Engine) evalExpr(ctx context.Context, cs *cellState, expr string) (frontend.MIMEBundle, *frontend.Error) {
+	e.mu.RLock()
+	it := e.it
+	e.mu.RUnlock()
+	if strings.Contains(expr, "\n") {
+		return nil, &frontend.Error{Name: "SyntaxError", Value: "a user expression must be one line: " + expr}
+	}
+	var lastErr error
+	for _, v := range []struct {
+		mode showMode
+		code string
+	}{{showSingle, "_gxv := " + expr}, {showMulti, "_gxShow(" + expr + ")"}} {
+		text := fmt.Sprintf(bodyPrefixFmt, "user_expression/_.go") + v.code + "\n}\n"
+		f, err := parser.ParseFile(it.FileSet(), "_.go", text, 0)
+		if err != nil {
+			return nil, compileError(err, expr)
+		}
+		body := f.Decls[0].(*ast.FuncDecl).Body
+		if len(body.List) != 1 {
+			return nil, &frontend.Error{Name: "SyntaxError", Value: "not a single expression: " + expr}
+		}
+		prog, err := compileAST(it, body)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		cs.takeResult()
+		if err := e.runProgram(ctx, it, prog); err != nil {
+			if isCtxErr(err) {
+				return nil, errInterrupted()
+			}
+			return nil, e.toError(err, expr, "")
+		}
+		if v.mode == showSingle {
+			e.showValue(ctx, it, cs)
+		}
+		return cs.takeResult(), nil
+	}
+	return nil, e.toError(lastErr, expr, "CompileError")
+}
+
+// moveVars moves the cell's var and const declarations that no function or
+// type of the cell refers to into the front of the statement block.
+func (e *Engine) moveVars(pc *parsedCell) map[ast.Stmt]bool {
+	if pc.decls == nil {
+		return nil
+	}
+	isVal := func(d ast.Decl) (*ast.GenDecl, bool) {
+		g, ok := d.(*ast.GenDecl)
+		return g, ok && (g.Tok == token.VAR || g.Tok == token.CONST)
+	}
+	refs := map[string]bool{}
+	for _, d := range pc.decls.Decls {
+		if _, ok := isVal(d); ok {
+			continue
+		}
+		ast.Inspect(d, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				refs[id.Name] = true
+			}
+			return true
+		})
+	}
+	moved := map[ast.Stmt]bool{}
+	var stmts []ast.Stmt
+	kept := pc.decls.Decls[:0]
+	for _, d := range pc.decls.Decls {
+		g, ok := isVal(d)
+		if ok {
+			used := false
+			for _, n := range declNames(g) {
+				used = used || refs[n]
+			}
+			if !used {
+				st := &ast.DeclStmt{Decl: g}
+				moved[st] = true
+				stmts = append(stmts, st)
+				continue
+			}
+		}
+		kept = append(kept, d)
+	}
+	pc.decls.Decls = kept
+	if len(stmts) > 0 {
+		if pc.body == nil {
+			pc.body = &ast.BlockStmt{Lbrace: pcPos(pc)}
+		}
+		pc.body.List = append(stmts, pc.body.List...)
+	}
+	return moved
+}
+
+// resultCount returns how many results a call returns when it can tell
+// (functions of this or earlier cells, functions of compiled packages), or
+// -1. yaegi v0.16.1 accepts `v := f()` for an f with two results, so the
+// count must be known before choosing how to show the value.
+func resultCount(e *Engine, pc *parsedCell, x ast.Expr) int {
+	call, ok := x.(*ast.CallExpr)
+	if !ok {
+		return -1
+	}
+	fields := func(ft *ast.FuncType) int {
+		if ft.Results == nil {
+			return 0
+		}
+		return ft.Results.NumFields()
+	}
+	switch fn := call.Fun.(type) {
+	case *ast.Ident:
+		if pc.decls != nil {
+			for _, d := range pc.decls.Decls {
+				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == fn.Name {
+					return fields(fd.Type)
+				}
+			}
+		}
+		for _, d := range e.Declarations() {
+			if d.Kind == KindFunc && d.Name == fn.Name {
+				f, err := parser.ParseFile(token.NewFileSet(), "", "package p\n"+d.Source, 0)
+				if err != nil {
+					return -1
+				}
+				for _, dd := range f.Decls {
+					if fd, ok := dd.(*ast.FuncDecl); ok {
+						return fields(fd.Type)
+					}
+				}
+			}
+		}
+	case *ast.SelectorExpr:
+		id, ok := fn.X.(*ast.Ident)
+		if !ok || id.Obj != nil {
+			return -1
+		}
+		e.mu.RLock()
+		defer e.mu.RUnlock()
+		p, ok := e.imports[id.Name]
+		if !ok {
+			return -1
+		}
+		v, ok := e.symtab[p][fn.Sel.Name]
+		if ok && v.IsValid() && v.Kind() == reflect.Func {
+			return v.Type().NumOut()
+		}
+	case *ast.FuncLit:
+		return fields(fn.Type)
+	}
+	return -1
+}
