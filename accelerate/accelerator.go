@@ -4,16 +4,39 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
+	"github.com/goaccel/goaccel/accelerate/amp"
+	"github.com/goaccel/goaccel/accelerate/kwargs"
 	"github.com/goaccel/goaccel/accelerate/pg"
+	"github.com/goaccel/goaccel/tracking"
 )
 
 // Accelerator is a handle on the process-wide state: where this process
 // sits in the group, its device and precision, and the collectives. All
 // Accelerators of a process share one state (see StateInitialized).
 type Accelerator struct {
-	st *processState
+	st     *processState
+	logger logrus.FieldLogger
+
+	// Per-Accelerator configuration, as Accelerate keeps it on the
+	// Accelerator rather than in the shared state.
+	handlers     kwargs.Set
+	scaler       *amp.GradScaler
+	trackerSpecs []tracking.Spec
+	projectDir   string
+	loggingDir   string
+	liveChart    bool
+
+	trkMu        sync.Mutex
+	trackers     []tracking.GeneralTracker
+	multi        *tracking.Multi // every tracker
+	userMulti    *tracking.Multi // the selected ones (not the automatic live chart)
+	trackersInit bool
+	trackersDone bool
 }
 
 // NewAccelerator reads the launch environment (see env.go), applies opts,
@@ -34,11 +57,24 @@ func NewAccelerator(opts ...Option) (*Accelerator, error) {
 			return nil, err
 		}
 	}
+	// The tracker selection is checked before the process state exists, so
+	// that a bad log_with leaves nothing behind.
+	specs, loggingDir, live, err := trackerConfig(c)
+	if err != nil {
+		return nil, err
+	}
 	st, err := acquireState(c)
 	if err != nil {
 		return nil, err
 	}
-	return &Accelerator{st: st}, nil
+	a := &Accelerator{st: st, logger: c.logger, trackerSpecs: specs, projectDir: c.projectDir, loggingDir: loggingDir, liveChart: live}
+	if a.logger == nil {
+		a.logger = logrus.StandardLogger()
+	}
+	if err := a.applyHandlers(c); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // ProcessIndex is the global rank of this process.
@@ -94,8 +130,14 @@ func (a *Accelerator) DistributedType() string {
 	return "MULTI_GPU"
 }
 
-// Timeout is the bound on every collective.
+// Timeout is the bound on joining the group and on every collective
+// (InitProcessGroupKwargs.Timeout, WithTimeout, or the backend's default).
 func (a *Accelerator) Timeout() time.Duration { return a.st.timeout }
+
+// Backend is the process-group backend: "gloo" on CPU, "nccl" on the GPU
+// path, unless InitProcessGroupKwargs.Backend chose one. goaccel's group
+// is TCP either way; the name selects the defaults (timeout) and checks.
+func (a *Accelerator) Backend() string { return a.st.backend }
 
 // Group returns the process group (nil in a single process or after
 // EndTraining), for collectives this package does not wrap.
@@ -171,17 +213,20 @@ func (a *Accelerator) firstThenOthers(first bool, f func()) error {
 	return nil
 }
 
-// EndTraining ends the run on this process: it tears down the process group
-// (Accelerate's end_training → destroy_process_group). Collectives fail
-// afterwards; the process state stays initialized (StateInitialized) until
-// ResetState. In a single process it does nothing.
+// EndTraining ends the run on this process (Accelerate's end_training): it
+// finishes every tracker (which flushes what they buffered; the live chart
+// draws its final state), then tears down the process group
+// (destroy_process_group). Collectives fail afterwards; the process state
+// stays initialized (StateInitialized) until ResetState. The group is torn
+// down even when a tracker fails; the trackers' errors are returned. Safe to
+// call more than once (trackers are finished once).
 func (a *Accelerator) EndTraining() error {
-	return a.Close()
+	err := a.finishTrackers()
+	a.st.shutdown()
+	return err
 }
 
-// Close releases the process group, like EndTraining. Safe to call more
-// than once.
+// Close is EndTraining.
 func (a *Accelerator) Close() error {
-	a.st.shutdown()
-	return nil
+	return a.EndTraining()
 }

@@ -15,6 +15,63 @@
 // GatherObject, SplitIndices, ...); the few generic helpers ([Split]) are for
 // compiled code only.
 //
+// # Trackers
+//
+// [WithLogWith] selects experiment trackers (Accelerate's log_with: "all",
+// names, tracking.LoggerType values, tracking.GeneralTracker instances),
+// checked by NewAccelerator with Accelerate's errors; [WithProjectDir] and
+// [WithProjectConfiguration] give the logging directory.
+// [Accelerator.InitTrackers] builds and starts them on the main process and
+// adds the live chart (package tracking/livechart: every logged metric drawn
+// under the running cell; [WithLiveChart] or GOACCEL_LIVECHART=0 turn it
+// off); the other processes get tracking.NoOp trackers. [Accelerator.Log],
+// LogImages and LogTable log on the main process only, GetTracker returns a
+// tracker by name, and [Accelerator.EndTraining] finishes (flushes) every
+// tracker before tearing down the process group.
+//
+//	acc, err := accelerate.NewAccelerator(
+//	    accelerate.WithLogWith("tensorboard", "dvclive"),
+//	    accelerate.WithProjectDir("runs"))
+//	err = acc.InitTrackers("my_project", map[string]any{"lr": 1e-3}, nil)
+//	err = acc.Log(map[string]any{"loss": loss}, step, nil)
+//	err = acc.EndTraining()
+//
+// # Kwargs handlers
+//
+// [WithKwargsHandlers] takes the handlers of package accelerate/kwargs,
+// validated at NewAccelerator (kwargs.ValidateHandlers; their notes are
+// printed by the main process). InitProcessGroupKwargs is applied before the
+// group is joined (timeout of the rendezvous and of every collective,
+// backend check, tcp:// init_method); DistributedDataParallelKwargs
+// configures Prepare; GradScalerKwargs the fp16 [Accelerator.GradScaler];
+// ProfileKwargs the default of [Accelerator.Profile]; AutocastKwargs and
+// FP8RecipeKwargs are reported ([Accelerator.Autocast],
+// [Accelerator.FP8Recipe]: goaccel has no operator-level autocast and no FP8
+// engine).
+//
+// # Prepare
+//
+// [Accelerator.Prepare] returns its arguments in order, with models
+// (accelerate/ddp's Model or Model32) wrapped in a *ddp.DDP over the
+// process group (a ddp.Reducer adapter that also offers ddp.Reducer16, the
+// 16-bit ring all-reduce of the fp16/bf16 comm hooks) and [Shardable] data
+// sources replaced by their shard; other values pass through, as in
+// Accelerate. After each backward pass call [Accelerator.SyncGradients] (or
+// the DDP's own) on every process. Slices are sharded explicitly with
+// [Accelerator.PrepareData], SplitBetweenProcesses or SplitIndices.
+//
+//	out, err := acc.Prepare(model, optimizer)
+//	ddpModel := out[0].(*ddp.DDP)
+//	for _, i := range acc.SplitIndices(len(data), true) {
+//	    forwardBackward(model, data[i])       // fills model.Gradients()
+//	    err = acc.SyncGradients(ddpModel)     // averaged across processes
+//	    optimizer.Step()
+//	}
+//
+// [Accelerator.Profile] runs a function under the profiler of package
+// accelerate/profiler, exports profile_{rank}.json and waits for every
+// process, as Accelerate's profile context manager.
+//
 // # Process-wide state
 //
 // Like Accelerate's AcceleratorState._shared_state, the first NewAccelerator
@@ -24,5 +81,10 @@
 // kernel process and refuses a multi-process launch once a cell has created
 // an Accelerator, exactly as notebook_launcher does; %reset calls
 // [ResetState]. Files: accelerator.go (type and lifecycle), state.go (the
-// registry), env.go (environment), options.go, collectives.go, split.go.
+// registry), env.go (environment), options.go, collectives.go, split.go,
+// trackers.go, handlers.go, prepare.go, profile.go.
+//
+// Trackers, kwargs handlers and the gradient scaler belong to each
+// Accelerator, as in Accelerate; InitProcessGroupKwargs only acts in the
+// first NewAccelerator of a process (the one that joins the group).
 package accelerate

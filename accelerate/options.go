@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/goaccel/goaccel/accelerate/kwargs"
 )
 
 // Mixed-precision modes, in Accelerate's PrecisionType order.
@@ -22,6 +24,14 @@ type config struct {
 	out            io.Writer
 	logger         logrus.FieldLogger
 	lookupEnv      func(string) (string, bool)
+
+	// Per-Accelerator settings (see trackers.go, handlers.go).
+	logWith    []any
+	projectDir string
+	loggingDir string
+	liveChart  *bool // nil = on unless GOACCEL_LIVECHART is false
+	handlers   []any
+	handlerSet *kwargs.Set // validated by newState (before joining), else by NewAccelerator
 }
 
 // Option configures NewAccelerator.
@@ -51,7 +61,9 @@ func WithCPU(cpu bool) Option {
 
 // WithTimeout bounds joining the process group and every collective
 // (default: 1800 s on CPU, 600 s on GPU, as Accelerate's
-// InitProcessGroupKwargs for gloo and nccl).
+// InitProcessGroupKwargs for gloo and nccl). It is a shorthand for
+// kwargs.InitProcessGroupKwargs{Timeout: d}; when both are given, the
+// handler's timeout wins.
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d <= 0 {

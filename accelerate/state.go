@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/goaccel/goaccel/accelerate/kwargs"
 	"github.com/goaccel/goaccel/accelerate/pg"
 	"github.com/sirupsen/logrus"
 )
@@ -27,6 +29,7 @@ type processState struct {
 	cpu            bool
 	device         string
 	visibleDevice  string // CUDA_VISIBLE_DEVICES entry of this process's GPU
+	backend        string // "gloo" or "nccl" (InitProcessGroupKwargs)
 	timeout        time.Duration
 	ctx            context.Context
 	out            io.Writer
@@ -91,20 +94,39 @@ func acquireState(c *config) (*processState, error) {
 }
 
 func newState(c *config) (*processState, error) {
-	env, err := readEnv(c.lookupEnv)
-	if err != nil {
-		return nil, err
-	}
-	st := &processState{env: env, ctx: c.ctx, out: c.out}
-	st.mixedPrecision = c.mixedPrecision
-	if st.mixedPrecision == "" {
-		st.mixedPrecision = "no"
-		if env.mixedPrecision != "" {
-			if st.mixedPrecision, err = parsePrecision(env.mixedPrecision); err != nil {
+	// The precision comes first: the kwargs handlers are checked against it,
+	// and InitProcessGroupKwargs must be known before the group is joined.
+	mp := c.mixedPrecision
+	if mp == "" {
+		mp = "no"
+		if v, _ := c.lookupEnv(EnvMixedPrecision); strings.TrimSpace(v) != "" {
+			var err error
+			if mp, err = parsePrecision(strings.TrimSpace(v)); err != nil {
 				return nil, fmt.Errorf("accelerate: %s: %w", EnvMixedPrecision, err)
 			}
 		}
 	}
+	set, err := kwargs.ValidateHandlers(c.handlers, mp)
+	if err != nil {
+		return nil, err
+	}
+	c.handlerSet = &set
+	ipg := set.InitProcessGroup()
+	lookup := c.lookupEnv
+	if ep, ok := strings.CutPrefix(ipg.InitMethod, "tcp://"); ok {
+		// init_method="tcp://host:port" names the rendezvous endpoint.
+		lookup = func(k string) (string, bool) {
+			if k == EnvRdzvEndpoint {
+				return ep, true
+			}
+			return c.lookupEnv(k)
+		}
+	}
+	env, err := readEnv(lookup)
+	if err != nil {
+		return nil, err
+	}
+	st := &processState{env: env, ctx: c.ctx, out: c.out, mixedPrecision: mp}
 	st.cpu = env.useCPU
 	if c.cpu != nil {
 		st.cpu = *c.cpu
@@ -122,14 +144,22 @@ func newState(c *config) (*processState, error) {
 	if st.mixedPrecision == "fp16" && st.cpu {
 		return nil, fmt.Errorf("fp16 mixed precision requires a GPU (not 'cpu')")
 	}
-	st.timeout = c.timeout
-	if st.timeout == 0 {
-		st.timeout = DefaultCPUTimeout
-		if !st.cpu {
-			st.timeout = DefaultGPUTimeout
-		}
+	// InitProcessGroupKwargs: the backend ("gloo" on CPU, "nccl" names the
+	// GPU path) and the timeout of the rendezvous and of every collective
+	// (the handler's, else WithTimeout's, else the backend's default).
+	st.backend = ipg.EffectiveBackend(!st.cpu)
+	switch {
+	case ipg.Timeout > 0:
+		st.timeout = ipg.Timeout
+	case c.timeout > 0:
+		st.timeout = c.timeout
+	default:
+		st.timeout = ipg.EffectiveTimeout(st.backend)
 	}
 	if env.worldSize > 1 {
+		if err := ipg.CheckBackend(!st.cpu); err != nil {
+			return nil, err
+		}
 		logger := c.logger
 		if logger == nil {
 			logger = logrus.StandardLogger()

@@ -33,6 +33,20 @@ type Reducer interface {
 	AllGatherBytes(data []byte) ([][]byte, error)
 }
 
+// Reducer16 is optionally implemented by a Reducer that can all-reduce
+// 16-bit floating-point values natively (the Accelerator's process group
+// does, with a ring whose wire values are 16 bits). The fp16/bf16 comm hooks
+// (and the comm wrappers of PowerSGD) then send 2 bytes per element through
+// the ring, about 2·(n-1)/n of the bucket's 16-bit size per rank whatever
+// the world size n, instead of all-gathering every rank's 16-bit bucket
+// (n-1 times that size).
+type Reducer16 interface {
+	// AllReduce16 sums buf element-wise across all ranks in place; buf holds
+	// IEEE half ("fp16") or bfloat16 ("bf16") bit patterns, as kind says.
+	// Every rank must end with the same values.
+	AllReduce16(buf []uint16, kind string) error
+}
+
 // Model is a float64 model: its parameters and their gradients as flat
 // buffers, one per tensor. Both methods must return the live buffers (writes
 // through them change the model), with the same number and lengths of

@@ -28,6 +28,13 @@
 //     the wire, half of float32); each rank sums the decoded values in
 //     float32 in rank order. This is torch's fp16_compress_hook /
 //     bf16_compress_hook, with the sum done in float32 rather than in 16 bits.
+//     When the Reducer also implements [Reducer16] (the Accelerator's process
+//     group does) the 16-bit buckets are summed by it instead, in a ring
+//     whose wire values are 16 bits (buckets of 32 KiB or less: one direct
+//     exchange) (each partial sum rounded to 16 bits, as
+//     torch all-reduces the float16 tensor): about 2·(n-1)/n × 2 bytes per
+//     element per rank for any world size n, against (n-1) × 2 bytes for the
+//     all-gather, which sends more than a float32 ring once n > 4.
 //   - comm_hook "power_sgd": torch's PowerSGD (Vogels et al. 2019) with
 //     PowerSGDState's options from comm_state_option
 //     (matrix_approximation_rank, start_powerSGD_iter, min_compression_rate,

@@ -32,6 +32,7 @@ type typedEngine[T float] struct {
 	flat   [][]T // one scratch buffer per bucket
 	f32    []float32
 	enc    []byte
+	u16    []uint16
 	psgd   *powerSGD[T]
 }
 
@@ -211,15 +212,18 @@ func (e *typedEngine[T]) sum16(f []T, pre float32, kind kwargs.CommHookType, st 
 		return nil
 	}
 	n := len(f)
-	if cap(e.enc) < 2*n {
-		e.enc = make([]byte, 2*n)
-	}
-	enc := e.enc[:2*n]
 	conv := amp.Float32ToFloat16
 	back := amp.Float16ToFloat32
 	if kind == kwargs.CommHookBF16 {
 		conv, back = amp.Float32ToBFloat16, amp.BFloat16ToFloat32
 	}
+	if r16, ok := e.r.(Reducer16); ok && e.r.WorldSize() > 1 {
+		return e.sum16Native(r16, f, pre, kind, conv, back, st)
+	}
+	if cap(e.enc) < 2*n {
+		e.enc = make([]byte, 2*n)
+	}
+	enc := e.enc[:2*n]
 	for i, v := range f {
 		binary.LittleEndian.PutUint16(enc[2*i:], conv(float32(v)*pre))
 	}
@@ -261,4 +265,28 @@ func roundTo[T float](kind kwargs.CommHookType, f []T) {
 	for i, v := range f {
 		f[i] = T(r(float32(v)))
 	}
+}
+
+// sum16Native is sum16 over a Reducer16: the encoded values are summed by
+// the reducer in 16 bits (the result is rounded to 16 bits, as torch's
+// fp16_compress_hook all-reduces a float16 tensor).
+func (e *typedEngine[T]) sum16Native(r Reducer16, f []T, pre float32, kind kwargs.CommHookType,
+	conv func(float32) uint16, back func(uint16) float32, st *Stats) error {
+	n := len(f)
+	if cap(e.u16) < n {
+		e.u16 = make([]uint16, n)
+	}
+	h := e.u16[:n]
+	for i, v := range f {
+		h[i] = conv(float32(v) * pre)
+	}
+	st.Collectives++
+	st.BytesSent += int64(2 * n)
+	if err := r.AllReduce16(h, string(kind)); err != nil {
+		return fmt.Errorf("16-bit all-reduce of %d %s values: %w", n, kind, err)
+	}
+	for i, v := range h {
+		f[i] = T(back(v))
+	}
+	return nil
 }

@@ -28,7 +28,10 @@
 // all-gather over the ring links rank r → r+1), small ones a direct all-to-all
 // exchange. Buffers travel as their in-memory bytes (no per-element encoding);
 // the wire byte order is the host's, and [Join] refuses a group mixing byte
-// orders. Reductions are performed in a fixed order, so every rank ends with
+// orders. [Group.AllReduceFloat16] and [Group.AllReduceBFloat16] reduce
+// 16-bit values (bit patterns in []uint16) with the same algorithms and
+// 16-bit wire values, each partial result computed in float32 and rounded
+// back to 16 bits (the fp16/bf16 comm hooks of package accelerate/ddp). Reductions are performed in a fixed order, so every rank ends with
 // bitwise identical results.
 //
 // Every operation is bounded: by the context and by the group timeout

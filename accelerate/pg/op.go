@@ -29,12 +29,14 @@ var opNames = map[byte]string{
 
 // Element types carried in message headers.
 const (
-	dtBytes   = 1
-	dtFloat32 = 2
-	dtFloat64 = 3
+	dtBytes    = 1
+	dtFloat32  = 2
+	dtFloat64  = 3
+	dtFloat16  = 4
+	dtBFloat16 = 5
 )
 
-var dtNames = map[byte]string{dtBytes: "bytes", dtFloat32: "float32", dtFloat64: "float64"}
+var dtNames = map[byte]string{dtBytes: "bytes", dtFloat32: "float32", dtFloat64: "float64", dtFloat16: "float16", dtBFloat16: "bfloat16"}
 
 const (
 	hdrLen   = 24
