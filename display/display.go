@@ -164,3 +164,7 @@ func JSON(v any) (*Handle, error) {
 	pretty, _ := json.MarshalIndent(tree, "", "  ")
 	return Display(frontend.MIMEBundle{"application/json": tree, "text/plain": string(pretty)}), nil
 }
+
+// Current returns the installed sink, or nil. A launched worker's runtime
+// uses it to keep forwarding displays while it installs its own cell sink.
+func Current() frontend.Publisher { return current() }

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,9 +20,11 @@ import (
 	"github.com/traefik/yaegi/stdlib"
 	"github.com/traefik/yaegi/stdlib/unrestricted"
 
+	"github.com/goaccel/goaccel/comm"
 	"github.com/goaccel/goaccel/display"
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/input"
+	"github.com/goaccel/goaccel/launcher"
 	"github.com/goaccel/goaccel/notebook/fdcapture"
 )
 
@@ -96,7 +99,15 @@ type Engine struct {
 	types   map[string]string                   // type name → canonical definition
 	pkgName map[string]string                   // import path → package name (from the symbol tables)
 	symtab  map[string]map[string]reflect.Value // import path → symbols
-	closed  bool
+
+	// launch state (see launch.go)
+	launchMu   sync.Mutex
+	launchFunc string            // name of the function being launched
+	probedType reflect.Type      // answer of a type probe
+	carried    map[string][]byte // worker: values to restore
+	results    [][]byte          // worker: encoded results
+	resultErr  string            // worker: the function's returned error
+	closed     bool
 
 	out      *streamer
 	stdin    *stdinReader
@@ -252,15 +263,25 @@ func (e *Engine) reset() error {
 func (e *Engine) runtimeSymbols() map[string]map[string]reflect.Value {
 	return map[string]map[string]reflect.Value{
 		rtPath + "/gxrt": {
-			"Text":     reflect.ValueOf(func(s string) { e.withCell(func(cs *cellState) { cs.setResult("text/plain", s) }) }),
-			"MIME":     reflect.ValueOf(func(mime, s string) { e.withCell(func(cs *cellState) { cs.setResult(mime, s) }) }),
-			"Bytes":    reflect.ValueOf(func(mime string, b []byte) { e.withCell(func(cs *cellState) { cs.setResult(mime, encodeBase64(b)) }) }),
-			"JSON":     reflect.ValueOf(func(v any) { e.withCell(func(cs *cellState) { setJSON(cs, v) }) }),
-			"JSONText": reflect.ValueOf(func(s string) { e.withCell(func(cs *cellState) { setJSONText(cs, s) }) }),
-			"Image":    reflect.ValueOf(func(img image.Image) { e.withCell(func(cs *cellState) { setImage(cs, img) }) }),
-			"GoPanic":  reflect.ValueOf(e.goPanic),
-			"Clear":    reflect.ValueOf(clearValue),
-			"Kind":     reflect.ValueOf(func(v any) { e.withCell(func(cs *cellState) { cs.kind = kindOf(v) }) }),
+			"Text":       reflect.ValueOf(func(s string) { e.withCell(func(cs *cellState) { cs.setResult("text/plain", s) }) }),
+			"MIME":       reflect.ValueOf(func(mime, s string) { e.withCell(func(cs *cellState) { cs.setResult(mime, s) }) }),
+			"Bytes":      reflect.ValueOf(func(mime string, b []byte) { e.withCell(func(cs *cellState) { cs.setResult(mime, encodeBase64(b)) }) }),
+			"JSON":       reflect.ValueOf(func(v any) { e.withCell(func(cs *cellState) { setJSON(cs, v) }) }),
+			"JSONText":   reflect.ValueOf(func(s string) { e.withCell(func(cs *cellState) { setJSONText(cs, s) }) }),
+			"Image":      reflect.ValueOf(func(img image.Image) { e.withCell(func(cs *cellState) { setImage(cs, img) }) }),
+			"GoPanic":    reflect.ValueOf(e.goPanic),
+			"Clear":      reflect.ValueOf(clearValue),
+			"Kind":       reflect.ValueOf(func(v any) { e.withCell(func(cs *cellState) { cs.kind = kindOf(v) }) }),
+			"LaunchName": reflect.ValueOf(e.launchName),
+			"TypeOf": reflect.ValueOf(func(v any) {
+				e.launchMu.Lock()
+				e.probedType = reflect.TypeOf(v)
+				e.launchMu.Unlock()
+			}),
+			"Decode":    reflect.ValueOf(e.decodeCarried),
+			"Result":    reflect.ValueOf(e.setLaunchResult),
+			"ResultErr": reflect.ValueOf(e.setLaunchErr),
+			"Outs":      reflect.ValueOf(func(v any, method string) { e.withCell(func(cs *cellState) { cs.kind = methodOuts(v, method) }) }),
 		},
 		"time/time": {
 			// An interruptible time.Sleep (the compiled one cannot be
@@ -449,8 +470,9 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 	e.cellMu.Unlock()
 	e.stdin.reset()
 	e.out.setDest(cio)
-	restoreDisplay := display.SetSink(cio)
+	restoreDisplay := display.SetSink(orderedSink{cio, e.out.flush})
 	restoreInput := input.SetSource(cs.ask)
+	restoreLaunch := launcher.SetCell(ctx, orderedSink{cio, e.out.flush})
 	defer func() {
 		if r := recover(); r != nil {
 			reply = frontend.ExecuteReply{Err: &frontend.Error{
@@ -460,6 +482,7 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 			}}
 		}
 		e.out.flush()
+		restoreLaunch()
 		restoreInput()
 		restoreDisplay()
 		cs.mu.Lock()
@@ -581,4 +604,45 @@ func spliceLine(code string, n int, text string) string {
 	}
 	lines[n-1] = text
 	return strings.Join(lines, "\n")
+}
+
+// SetComms lets cells serve Jupyter comms through package comm
+// (kernel.CommUser).
+func (e *Engine) SetComms(c frontend.Comms) { comm.SetRegistry(c) }
+
+// methodOuts reports, as text, how many results v's method returns when v
+// is of a compiled type ("" when reflect cannot see the method, as for
+// interpreted types).
+func methodOuts(v any, method string) string {
+	if v == nil {
+		return ""
+	}
+	m := reflect.ValueOf(v).MethodByName(method)
+	if !m.IsValid() {
+		return ""
+	}
+	return strconv.Itoa(m.Type().NumOut())
+}
+
+// orderedSink is the display sink of a running cell: it sends pending
+// stream text before each display message, so output appears in the order
+// the cell produced it.
+type orderedSink struct {
+	frontend.CellIO
+	flush func()
+}
+
+func (o orderedSink) Display(data frontend.MIMEBundle, md map[string]any, id string) {
+	o.flush()
+	o.CellIO.Display(data, md, id)
+}
+
+func (o orderedSink) UpdateDisplay(data frontend.MIMEBundle, md map[string]any, id string) {
+	o.flush()
+	o.CellIO.UpdateDisplay(data, md, id)
+}
+
+func (o orderedSink) ClearOutput(wait bool) {
+	o.flush()
+	o.CellIO.ClearOutput(wait)
 }

@@ -54,6 +54,7 @@ func (r *rewriter) rewriteBody(b *ast.BlockStmt) *frontend.Error {
 func (r *rewriter) rewrite(root ast.Node) {
 	r.renameMain(root)
 	r.builtins(root)
+	r.launchCalls(root)
 	ast.Inspect(root, func(n ast.Node) bool {
 		if r.err != nil {
 			return false

@@ -719,7 +719,9 @@ func (e *Engine) autoImports(pc *parsedCell, explicit []*ast.ImportSpec, cellNam
 		ast.Inspect(pc.decls, visit)
 	}
 	if pc.body != nil {
-		ast.Inspect(pc.body, visit)
+		if pc.body != nil {
+			ast.Inspect(pc.body, visit)
+		}
 	}
 	names := make([]string, 0, len(want))
 	for n := range want {
@@ -926,14 +928,20 @@ func resultCount(e *Engine, pc *parsedCell, x ast.Expr) int {
 		}
 	case *ast.SelectorExpr:
 		id, ok := fn.X.(*ast.Ident)
-		if !ok || id.Obj != nil {
+		if !ok {
 			return -1
+		}
+		if id.Obj != nil { // a variable this cell declares
+			return e.methodResultCount(pc, id.Name, fn.Sel.Name)
 		}
 		e.mu.RLock()
 		defer e.mu.RUnlock()
 		p, ok := e.imports[id.Name]
 		if !ok {
-			return -1
+			e.mu.RUnlock()
+			n := e.methodResultCount(pc, id.Name, fn.Sel.Name)
+			e.mu.RLock()
+			return n
 		}
 		v, ok := e.symtab[p][fn.Sel.Name]
 		if ok && v.IsValid() && v.Kind() == reflect.Func {
@@ -943,4 +951,161 @@ func resultCount(e *Engine, pc *parsedCell, x ast.Expr) int {
 		return fields(fn.Type)
 	}
 	return -1
+}
+
+// methodResultCount tells how many results recv.method(...) returns, for a
+// variable recv: the interpreter reports it for compiled types (through
+// reflect), and the declaration log for methods cells declared (when every
+// method of that name agrees). -1 when it cannot tell.
+func (e *Engine) methodResultCount(pc *parsedCell, recv, method string) int {
+	cs := e.currentCell()
+	e.mu.RLock()
+	it := e.it
+	e.mu.RUnlock()
+	if cs != nil && it != nil {
+		text := fmt.Sprintf(bodyPrefixFmt, "outs_query/_.go") + "_gxrt.Outs(" + recv + ", " + strconv.Quote(method) + ")\n}\n"
+		if f, err := parser.ParseFile(it.FileSet(), "_.go", text, 0); err == nil {
+			if prog, err := compileAST(it, f.Decls[0].(*ast.FuncDecl).Body); err == nil {
+				cs.mu.Lock()
+				cs.kind = ""
+				cs.mu.Unlock()
+				ctx := cs.ctx
+				if ctx == nil {
+					ctx = context.Background()
+				}
+				if err := e.runProgram(ctx, it, prog); err == nil {
+					cs.mu.Lock()
+					k := cs.kind
+					cs.mu.Unlock()
+					if n, err := strconv.Atoi(k); err == nil {
+						return n
+					}
+				}
+			}
+		}
+	}
+	if n := e.localMethodResultCount(pc, recv, method); n >= 0 {
+		return n
+	}
+	n := -1
+	consider := func(fd *ast.FuncDecl) bool {
+		if fd.Recv == nil || fd.Name.Name != method {
+			return true
+		}
+		c := 0
+		if fd.Type.Results != nil {
+			c = fd.Type.Results.NumFields()
+		}
+		if n != -1 && n != c {
+			n = -2
+			return false
+		}
+		n = c
+		return true
+	}
+	if pc.decls != nil {
+		for _, d := range pc.decls.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && !consider(fd) {
+				return -1
+			}
+		}
+	}
+	for _, d := range e.Declarations() {
+		if d.Kind != KindMethod || !strings.HasSuffix(d.Name, "."+method) {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), "", "package p\n"+d.Source, 0)
+		if err != nil {
+			return -1
+		}
+		for _, dd := range f.Decls {
+			if fd, ok := dd.(*ast.FuncDecl); ok && !consider(fd) {
+				return -1
+			}
+		}
+	}
+	if n < 0 {
+		return -1
+	}
+	return n
+}
+
+// localMethodResultCount handles a receiver this very cell declares from a
+// compiled package's function (`h := display.HTML(...)`): the function's
+// result type, known through reflect, tells the method's results.
+func (e *Engine) localMethodResultCount(pc *parsedCell, recv, method string) int {
+	var typ reflect.Type
+	visit := func(n ast.Node) bool {
+		if typ != nil {
+			return false
+		}
+		var lhs, rhs []ast.Expr
+		switch v := n.(type) {
+		case *ast.AssignStmt:
+			lhs, rhs = v.Lhs, v.Rhs
+		case *ast.ValueSpec:
+			for _, id := range v.Names {
+				lhs = append(lhs, id)
+			}
+			rhs = v.Values
+		default:
+			return true
+		}
+		as := struct{ Lhs, Rhs []ast.Expr }{lhs, rhs}
+		for i, l := range as.Lhs {
+			id, ok := l.(*ast.Ident)
+			if !ok || id.Name != recv {
+				continue
+			}
+			var call *ast.CallExpr
+			if len(as.Rhs) == len(as.Lhs) {
+				call, _ = as.Rhs[i].(*ast.CallExpr)
+			} else if len(as.Rhs) == 1 {
+				call, _ = as.Rhs[0].(*ast.CallExpr)
+			}
+			if call == nil {
+				continue
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				continue
+			}
+			pkg, ok := sel.X.(*ast.Ident)
+			if !ok {
+				continue
+			}
+			e.mu.RLock()
+			path, ok := e.imports[pkg.Name]
+			var fv reflect.Value
+			if ok {
+				fv = e.symtab[path][sel.Sel.Name]
+			}
+			e.mu.RUnlock()
+			if fv.IsValid() && fv.Kind() == reflect.Func {
+				ft := fv.Type()
+				idx := i
+				if len(as.Rhs) == len(as.Lhs) {
+					idx = 0
+				}
+				if idx < ft.NumOut() {
+					typ = ft.Out(idx)
+				}
+			}
+		}
+		return typ == nil
+	}
+	if pc.body != nil {
+		ast.Inspect(pc.body, visit)
+	}
+	if pc.decls != nil {
+		ast.Inspect(pc.decls, visit)
+	}
+	if typ == nil {
+		return -1
+	}
+	m, ok := typ.MethodByName(method)
+	if !ok {
+		return -1
+	}
+	return m.Type.NumOut()
 }

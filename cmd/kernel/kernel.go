@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"reflect"
+	"syscall"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/goaccel/goaccel/kernel"
+	"github.com/goaccel/goaccel/launcher"
+	"github.com/goaccel/goaccel/notebook"
+	"github.com/goaccel/goaccel/notebook/fdcapture"
+	"github.com/goaccel/goaccel/symbols"
+)
+
+// runKernel is `goaccel kernel -f CONNECTION_FILE`: the process Jupyter starts.
+func runKernel(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("kernel", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	connFile := fs.String("f", "", "Jupyter connection `file`")
+	logFile := fs.String("log-file", os.Getenv("GOACCEL_LOG_FILE"), "write the kernel's log to `path` instead of stderr")
+	logLevel := fs.String("log-level", envOr("GOACCEL_LOG_LEVEL", "info"), "log `level` (debug, info, warn, error)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *connFile == "" {
+		return errors.New("missing -f CONNECTION_FILE (Jupyter passes it; see `goaccel install`)")
+	}
+	conn, err := kernel.ParseConnectionFile(*connFile)
+	if err != nil {
+		return err
+	}
+
+	// Cells' os.Stdout/os.Stderr writes (and compiled packages') must reach
+	// the notebook, and the kernel's own log must never: redirect fds 1/2
+	// first and log to a copy of the original stderr (or a file).
+	capture, err := fdcapture.Redirect()
+	if err != nil {
+		return fmt.Errorf("capturing cell output: %w", err)
+	}
+	log := logrus.New()
+	log.SetOutput(capture.OriginalStderr())
+	if lvl, err := logrus.ParseLevel(*logLevel); err == nil {
+		log.SetLevel(lvl)
+	}
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("opening log file: %w", err)
+		}
+		defer f.Close()
+		log.SetOutput(f)
+	}
+
+	engine, err := notebook.New(notebook.Options{
+		Capture: capture,
+		Symbols: []map[string]map[string]reflect.Value{symbols.Symbols},
+		Version: versionString(),
+	})
+	if err != nil {
+		return fmt.Errorf("starting the Go interpreter: %w", err)
+	}
+	launcher.SetSession(engine)
+	installLaunchProbes()
+	k, err := kernel.New(conn, engine, kernel.Options{Logger: log, ImplementationVersion: versionString()})
+	if err != nil {
+		_ = engine.Close()
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	// SIGINT interrupts the running cell (Jupyter may send it even with
+	// interrupt_mode "message"); it never kills the kernel.
+	sigint := make(chan os.Signal, 1)
+	signal.Notify(sigint, os.Interrupt)
+	go func() {
+		for range sigint {
+			k.Interrupt()
+		}
+	}()
+	defer signal.Stop(sigint)
+
+	log.WithField("connection", *connFile).Info("goaccel kernel started")
+	runErr := k.Run(ctx)
+	if err := engine.Close(); err != nil {
+		log.WithError(err).Warn("closing the interpreter")
+	}
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return runErr
+	}
+	return nil
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
