@@ -624,12 +624,23 @@ func reachableVars(name string, funcSrc map[string]string, vars map[string]bool)
 		if err != nil {
 			continue
 		}
+		// Within one parsed declaration, go/parser resolves identifiers
+		// declared inside it (parameters, locals); a global of the notebook
+		// stays unresolved (Obj == nil). Field and method names after a dot
+		// are not variables.
+		sels := map[*ast.Ident]bool{}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if se, ok := n.(*ast.SelectorExpr); ok {
+				sels[se.Sel] = true
+			}
+			return true
+		})
 		ast.Inspect(f, func(n ast.Node) bool {
 			id, ok := n.(*ast.Ident)
 			if !ok {
 				return true
 			}
-			if vars[id.Name] {
+			if vars[id.Name] && id.Obj == nil && !sels[id] {
 				reach[id.Name] = true
 			}
 			queue = append(queue, byIdent[id.Name]...)

@@ -929,17 +929,33 @@ func resultCount(e *Engine, pc *parsedCell, x ast.Expr) int {
 	case *ast.SelectorExpr:
 		id, ok := fn.X.(*ast.Ident)
 		if !ok {
+			// a.b.M(): probe the receiver chain when it is rooted at a
+			// global variable (no calls, so evaluating it is harmless).
+			if chain, root := selectorChain(fn.X); chain != "" && root != "" {
+				if n := e.methodResultCount(pc, chain, fn.Sel.Name, root); n >= 0 {
+					return n
+				}
+			}
+			return e.methodNameResultCount(fn.Sel.Name)
+		}
+		if id.Name == "_gxrt" {
+			if v, ok := e.runtimeSymbols()[rtPath+"/gxrt"][fn.Sel.Name]; ok {
+				return v.Type().NumOut()
+			}
 			return -1
 		}
 		if id.Obj != nil { // a variable this cell declares
-			return e.methodResultCount(pc, id.Name, fn.Sel.Name)
+			if n := e.methodResultCount(pc, id.Name, fn.Sel.Name, id.Name); n >= 0 {
+				return n
+			}
+			return e.methodNameResultCount(fn.Sel.Name)
 		}
 		e.mu.RLock()
 		defer e.mu.RUnlock()
 		p, ok := e.imports[id.Name]
 		if !ok {
 			e.mu.RUnlock()
-			n := e.methodResultCount(pc, id.Name, fn.Sel.Name)
+			n := e.methodResultCount(pc, id.Name, fn.Sel.Name, id.Name)
 			e.mu.RLock()
 			return n
 		}
@@ -957,12 +973,21 @@ func resultCount(e *Engine, pc *parsedCell, x ast.Expr) int {
 // variable recv: the interpreter reports it for compiled types (through
 // reflect), and the declaration log for methods cells declared (when every
 // method of that name agrees). -1 when it cannot tell.
-func (e *Engine) methodResultCount(pc *parsedCell, recv, method string) int {
+func (e *Engine) methodResultCount(pc *parsedCell, recv, method, root string) int {
+	if n := e.localMethodResultCount(pc, recv, method); n >= 0 {
+		return n
+	}
 	cs := e.currentCell()
 	e.mu.RLock()
 	it := e.it
 	e.mu.RUnlock()
-	if cs != nil && it != nil {
+	// Probe only names that are global variables: a probe that fails to
+	// compile can leave yaegi v0.16.1's global frame inconsistent.
+	isGlobal := false
+	if it != nil {
+		_, isGlobal = it.Globals()[root]
+	}
+	if cs != nil && it != nil && isGlobal {
 		text := fmt.Sprintf(bodyPrefixFmt, "outs_query/_.go") + "_gxrt.Outs(" + recv + ", " + strconv.Quote(method) + ")\n}\n"
 		if f, err := parser.ParseFile(it.FileSet(), "_.go", text, 0); err == nil {
 			if prog, err := compileAST(it, f.Decls[0].(*ast.FuncDecl).Body); err == nil {
@@ -983,9 +1008,6 @@ func (e *Engine) methodResultCount(pc *parsedCell, recv, method string) int {
 				}
 			}
 		}
-	}
-	if n := e.localMethodResultCount(pc, recv, method); n >= 0 {
-		return n
 	}
 	n := -1
 	consider := func(fd *ast.FuncDecl) bool {
@@ -1108,4 +1130,83 @@ func (e *Engine) localMethodResultCount(pc *parsedCell, recv, method string) int
 		return -1
 	}
 	return m.Type.NumOut()
+}
+
+// selectorChain renders a.b.c (identifiers and field selectors only) and
+// returns it with its root identifier; "" when x is anything else.
+func selectorChain(x ast.Expr) (chain, root string) {
+	switch x := x.(type) {
+	case *ast.Ident:
+		return x.Name, x.Name
+	case *ast.SelectorExpr:
+		c, r := selectorChain(x.X)
+		if c == "" {
+			return "", ""
+		}
+		return c + "." + x.Sel.Name, r
+	}
+	return "", ""
+}
+
+// methodNameResultCount is the last resort for x.M() when x's type is
+// unknown: if every method called M of the imported compiled packages' types
+// and of the cells' types returns the same number of results, that is the
+// answer. (yaegi v0.16.1 compiles `v := x.M()` for a void M and fails when
+// it runs, so guessing "one result" is not safe.)
+func (e *Engine) methodNameResultCount(method string) int {
+	n := -1
+	agree := func(c int) bool {
+		if n == -1 {
+			n = c
+			return true
+		}
+		return n == c
+	}
+	e.mu.RLock()
+	paths := make([]string, 0, len(e.imports))
+	for _, p := range e.imports {
+		paths = append(paths, p)
+	}
+	for _, p := range paths {
+		for _, v := range e.symtab[p] {
+			if !v.IsValid() || v.Kind() != reflect.Pointer || !v.IsNil() {
+				continue
+			}
+			t := v.Type() // *T for an exported type T
+			if m, ok := t.MethodByName(method); ok {
+				if !agree(m.Type.NumOut()) {
+					e.mu.RUnlock()
+					return -1
+				}
+			}
+			if t.Elem().Kind() == reflect.Interface {
+				if m, ok := t.Elem().MethodByName(method); ok && !agree(m.Type.NumOut()) {
+					e.mu.RUnlock()
+					return -1
+				}
+			}
+		}
+	}
+	e.mu.RUnlock()
+	for _, d := range e.Declarations() {
+		if d.Kind != KindMethod || !strings.HasSuffix(d.Name, "."+method) {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), "", "package p\n"+d.Source, 0)
+		if err != nil {
+			return -1
+		}
+		for _, dd := range f.Decls {
+			if fd, ok := dd.(*ast.FuncDecl); ok {
+				c := 0
+				if fd.Type.Results != nil {
+					c = fd.Type.Results.NumFields()
+				}
+				if !agree(c) {
+					return -1
+				}
+			}
+		}
+	}
+	return n
 }
