@@ -299,12 +299,16 @@ func (e *Engine) runCell(ctx context.Context, cs *cellState, src string) (fronte
 			{showMulti, &ast.ExprStmt{X: &ast.CallExpr{Fun: ast.NewIdent("_gxShow"), Args: []ast.Expr{trailing}}}},
 			{showNone, &ast.ExprStmt{X: trailing}},
 		}
-		switch resultCount(e, pc, trailing) {
-		case 0:
+		if e.quietCall(pc, trailing) {
 			variants = variants[2:]
-		case -1, 1:
-		default:
-			variants = variants[1:]
+		} else {
+			switch resultCount(e, pc, trailing) {
+			case 0:
+				variants = variants[2:]
+			case -1, 1:
+			default:
+				variants = variants[1:]
+			}
 		}
 		// First the plain statement: yaegi accepts `_gxv := undefinedName`
 		// silently, so errors are taken from the plain form.
@@ -1209,4 +1213,29 @@ func (e *Engine) methodNameResultCount(method string) int {
 		}
 	}
 	return n
+}
+
+// quietCall reports a trailing call whose value nobody wants to see as the
+// cell's result: fmt.Println's byte count and error, the handle that
+// display.HTML returns (the display already shows the content).
+func (e *Engine) quietCall(pc *parsedCell, x ast.Expr) bool {
+	call, ok := x.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	if !ok || pkg.Obj != nil {
+		return false
+	}
+	switch e.importPath(pkg.Name, pc) {
+	case "fmt":
+		return strings.HasPrefix(sel.Sel.Name, "Print") || strings.HasPrefix(sel.Sel.Name, "Fprint")
+	case "github.com/goaccel/goaccel/display":
+		return true
+	}
+	return false
 }

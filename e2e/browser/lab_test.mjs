@@ -67,11 +67,9 @@ test("JupyterLab runs Go cells with the goaccel kernel", { timeout: 300_000 }, a
     await card.waitFor({ timeout: 90_000 });
     await card.click();
     await page.locator(".jp-Notebook .jp-Cell .cm-content").first().waitFor({ timeout: 60_000 });
-    // wait until the kernel is idle
-    await page.waitForFunction(() => {
-      const s = document.querySelector(".jp-Notebook-ExecutionIndicator, .jp-KernelStatus");
-      return !s || !/busy|connecting|starting|unknown/i.test(s.getAttribute("data-status") || s.textContent || "");
-    }, null, { timeout: 60_000 });
+    // wait until the kernel is connected and idle (the status bar says so)
+    await page.locator(".jp-StatusBar-TextItem", { hasText: /Go \(goaccel browser test\) \| Idle/ })
+      .first().waitFor({ timeout: 90_000 });
 
     async function runCell(code) {
       const editors = page.locator(".jp-Notebook .jp-Cell .cm-content");

@@ -1,0 +1,91 @@
+"""Launched workers never outlive what launched them: an interrupted cell,
+a restarted kernel, or a kernel killed with SIGKILL leaves no worker process
+(checked in /proc)."""
+import os
+import signal
+import time
+from pathlib import Path
+
+from kernelclient import collect, run, running_kernel, shell_reply, stdout_of
+
+SLEEPY = '''import (
+\t"fmt"
+\t"time"
+\t"github.com/goaccel/goaccel/debuglauncher"
+)
+
+func sleepy() {
+\tfmt.Println("worker up")
+\ttime.Sleep(time.Hour)
+}
+'''
+
+
+def workers_of(kernel_pid):
+    """PIDs of goaccel worker processes started by the kernel kernel_pid."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+            env = (d / "environ").read_bytes().split(b"\0")
+            state = [l for l in (d / "status").read_text().splitlines() if l.startswith("State:")]
+        except OSError:
+            continue
+        if len(argv) > 1 and argv[1] == b"worker" and f"GOACCEL_LAUNCHER_PID={kernel_pid}".encode() in env:
+            found.append((int(d.name), state[0] if state else ""))
+    return found
+
+
+def kernel_pid(km):
+    return km.provisioner.process.pid
+
+
+def wait_until(pred, timeout):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+
+
+def start_sleepy_launch(kc, pid, n=3):
+    run(kc, SLEEPY)
+    msg_id = kc.execute("debuglauncher.DebugLauncher(sleepy, nil, %d)" % n)
+    assert wait_until(lambda: len(workers_of(pid)) == n, 30), workers_of(pid)
+    return msg_id
+
+
+def test_interrupt_stops_every_worker():
+    with running_kernel() as (km, kc):
+        pid = kernel_pid(km)
+        msg_id = start_sleepy_launch(kc, pid)
+        t0 = time.monotonic()
+        km.interrupt_kernel()
+        reply = shell_reply(kc, msg_id, timeout=15)
+        elapsed = time.monotonic() - t0
+        out = collect(kc, msg_id)
+        assert elapsed < 6, f"interrupt took {elapsed:.1f}s (limit: SIGINT, SIGTERM, SIGKILL within 5 s)"
+        assert "worker up" in stdout_of(out)
+        assert wait_until(lambda: not workers_of(pid), 2), f"left behind: {workers_of(pid)}"
+        # the kernel is fine afterwards
+        _, out = run(kc, "1 + 1")
+        assert any(m["msg_type"] == "execute_result" for m in out)
+
+
+def test_restart_stops_every_worker():
+    with running_kernel() as (km, kc):
+        pid = kernel_pid(km)
+        start_sleepy_launch(kc, pid)
+        km.restart_kernel(now=True)
+        assert wait_until(lambda: not workers_of(pid), 5), f"left behind: {workers_of(pid)}"
+
+
+def test_kill_9_of_the_kernel_stops_every_worker():
+    with running_kernel() as (km, kc):
+        pid = kernel_pid(km)
+        start_sleepy_launch(kc, pid)
+        os.kill(pid, signal.SIGKILL)
+        assert wait_until(lambda: not workers_of(pid), 5), f"left behind: {workers_of(pid)}"
