@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"reflect"
 	"syscall"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -19,6 +20,9 @@ import (
 	"github.com/goaccel/goaccel/notebook/fdcapture"
 	"github.com/goaccel/goaccel/symbols"
 )
+
+// processStart is when the process started, for start-up timing in the log.
+var processStart = time.Now()
 
 // runKernel is `goaccel kernel -f CONNECTION_FILE`: the process Jupyter starts.
 func runKernel(args []string, stderr io.Writer) error {
@@ -46,6 +50,7 @@ func runKernel(args []string, stderr io.Writer) error {
 		return fmt.Errorf("capturing cell output: %w", err)
 	}
 	log := logrus.New()
+	log.SetFormatter(&logrus.TextFormatter{FullTimestamp: true, TimestampFormat: "15:04:05.000000"})
 	log.SetOutput(capture.OriginalStderr())
 	if lvl, err := logrus.ParseLevel(*logLevel); err == nil {
 		log.SetLevel(lvl)
@@ -67,6 +72,7 @@ func runKernel(args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("starting the Go interpreter: %w", err)
 	}
+	log.WithField("since_start", time.Since(processStart)).Debug("interpreter ready")
 	launcher.SetSession(engine)
 	installLaunchProbes()
 	k, err := kernel.New(conn, engine, kernel.Options{Logger: log, ImplementationVersion: versionString()})
