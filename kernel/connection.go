@@ -88,7 +88,7 @@ func parseConnection(data []byte) (ConnectionInfo, error) {
 		str("signature_scheme", &ci.SignatureScheme, false, "hmac-sha256"),
 		str("kernel_name", &ci.KernelName, false, ""),
 	}
-	if err := errors.Join(checks...); err != nil {
+	if err := joinOneLine(checks); err != nil {
 		return ci, err
 	}
 	return ci, ci.Validate()
@@ -123,4 +123,27 @@ func (ci ConnectionInfo) Validate() error {
 		}
 	}
 	return nil
+}
+
+// joinOneLine joins field errors with "; " so a bad connection file is
+// reported on one line (errors.Join would use newlines).
+func joinOneLine(errs []error) error {
+	var msgs []string
+	var first error
+	for _, e := range errs {
+		if e == nil {
+			continue
+		}
+		if first == nil {
+			first = e
+		}
+		msgs = append(msgs, e.Error())
+	}
+	if first == nil {
+		return nil
+	}
+	if len(msgs) == 1 {
+		return first
+	}
+	return fmt.Errorf("%w; %s", first, strings.Join(msgs[1:], "; "))
 }

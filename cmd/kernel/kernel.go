@@ -37,6 +37,10 @@ func runKernel(args []string, stderr io.Writer) error {
 	if *connFile == "" {
 		return errors.New("missing -f CONNECTION_FILE (Jupyter passes it; see `goaccel install`)")
 	}
+	lvl, err := logrus.ParseLevel(*logLevel)
+	if err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
 	conn, err := kernel.ParseConnectionFile(*connFile)
 	if err != nil {
 		return err
@@ -49,12 +53,12 @@ func runKernel(args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("capturing cell output: %w", err)
 	}
+	// Put fds 1/2 back on the way out, so an error reaches the real stderr.
+	defer func() { _ = capture.Restore() }()
 	log := logrus.New()
 	log.SetFormatter(&logrus.TextFormatter{FullTimestamp: true, TimestampFormat: "15:04:05.000000"})
 	log.SetOutput(capture.OriginalStderr())
-	if lvl, err := logrus.ParseLevel(*logLevel); err == nil {
-		log.SetLevel(lvl)
-	}
+	log.SetLevel(lvl)
 	if *logFile != "" {
 		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
