@@ -8,6 +8,7 @@ import (
 	"go/parser"
 	"go/printer"
 	"go/token"
+	"image"
 	"path"
 	"reflect"
 	"sort"
@@ -368,7 +369,11 @@ const (
 // showValue formats _gxv into the cell's result with showProbes.
 func (e *Engine) showValue(ctx context.Context, it *interp.Interpreter, cs *cellState) {
 	jsonText, text := false, false
+	skip := e.probeFilter(it)
 	for i, probe := range showProbes {
+		if skip(probe) {
+			continue
+		}
 		if jsonText && strings.Contains(probe, "_gxrt.JSON(") {
 			continue
 		}
@@ -1238,4 +1243,50 @@ func (e *Engine) quietCall(pc *parsedCell, x ast.Expr) bool {
 		return true
 	}
 	return false
+}
+
+// probeFilter tells which show probes cannot apply to the current _gxv, so
+// a plain value costs one compile instead of one per probe. A probe calling
+// method M is needed only if the value's compiled type has M or some cell
+// declared a method M (interpreted types keep their methods out of reflect).
+func (e *Engine) probeFilter(it *interp.Interpreter) func(probe string) bool {
+	v, ok := it.Globals()["_gxv"]
+	if !ok || !v.IsValid() {
+		return func(string) bool { return false }
+	}
+	t := v.Type()
+	declared := map[string]bool{}
+	for _, d := range e.Declarations() {
+		if d.Kind == KindMethod {
+			declared[d.Name[strings.LastIndex(d.Name, ".")+1:]] = true
+		}
+	}
+	has := func(m string) bool {
+		if declared[m] {
+			return true
+		}
+		if _, ok := t.MethodByName(m); ok {
+			return true
+		}
+		if t.Kind() == reflect.Interface {
+			return true // the dynamic value may have it
+		}
+		_, ok := reflect.PointerTo(t).MethodByName(m)
+		return ok
+	}
+	imageType := reflect.TypeOf((*image.Image)(nil)).Elem()
+	return func(probe string) bool {
+		switch {
+		case strings.Contains(probe, `_gxv+""`):
+			return t.Kind() != reflect.String && t.Kind() != reflect.Interface
+		case strings.HasPrefix(probe, "_gxrt.Image("):
+			return !(t.Implements(imageType) || t.Kind() == reflect.Interface || declared["ColorModel"])
+		}
+		if i := strings.Index(probe, "_gxv."); i >= 0 {
+			name := probe[i+len("_gxv."):]
+			name = name[:strings.Index(name, "(")]
+			return !has(name)
+		}
+		return false
+	}
 }
