@@ -111,7 +111,8 @@ def test_clear_output_wait(kernel):
 
 def test_stop_on_error_aborts_queued(kernel):
     _, kc = kernel
-    first = kc.execute('panic("first fails")')
+    # the first cell runs long enough for the next two to be queued behind it
+    first = kc.execute('import "time"\ntime.Sleep(300 * time.Millisecond)\npanic("first fails")')
     second = kc.execute("y := 1")
     third = kc.execute("z := 2")
     r1 = shell_reply(kc, first)
