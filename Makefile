@@ -34,7 +34,7 @@ test-deps: venv browser-deps
 
 lab: build venv
 	VIRTUAL_ENV=$(VENV) ./$(BIN) install --sys-prefix
-	PATH=$(VENV)/bin:$$PATH $(VENV)/bin/jupyter lab --notebook-dir=examples/notebooks
+	PATH=$(VENV)/bin:$$PATH $(VENV)/bin/jupyter lab --notebook-dir=examples/notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 
 vet:
 	$(GO) vet ./...
