@@ -13,4 +13,4 @@ var Symbols = map[string]map[string]reflect.Value{}
 
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name symbols gonum.org/v1/gonum/mat gonum.org/v1/gonum/floats gonum.org/v1/gonum/stat
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name symbols github.com/goaccel/goaccel/comm github.com/goaccel/goaccel/launcher github.com/goaccel/goaccel/debuglauncher github.com/goaccel/goaccel/gpu github.com/goaccel/goaccel/tracking
-//go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name symbols github.com/goaccel/goaccel/accelerate github.com/goaccel/goaccel/accelerate/kwargs github.com/goaccel/goaccel/accelerate/ddp github.com/goaccel/goaccel/accelerate/amp github.com/goaccel/goaccel/accelerate/profiler
+//go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name symbols github.com/goaccel/goaccel/accelerate github.com/goaccel/goaccel/accelerate/kwargs github.com/goaccel/goaccel/accelerate/ddp github.com/goaccel/goaccel/accelerate/amp github.com/goaccel/goaccel/accelerate/profiler github.com/goaccel/goaccel/accelerate/nn
