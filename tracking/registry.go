@@ -281,7 +281,14 @@ func flatten(logWith []any) ([]any, error) {
 			}
 			out = append(out, sub...)
 		default:
-			return nil, fmt.Errorf("Unsupported logging capability: %v. Choose between %s", it, choices())
+			err := fmt.Errorf("Unsupported logging capability: %v. Choose between %s", it, choices())
+			if k := reflect.TypeOf(it).Kind(); k == reflect.Pointer || k == reflect.Struct {
+				// Most likely a tracker type declared in a notebook cell: the
+				// interpreter passes such a value as a plain `any` without its
+				// methods, unless it is held in a GeneralTracker variable.
+				err = fmt.Errorf("%w (a %T is neither a tracker name nor a tracking.GeneralTracker; for a tracker type declared in a notebook cell, pass it as a tracking.GeneralTracker value: var t tracking.GeneralTracker = &MyTracker{})", err, it)
+			}
+			return nil, err
 		}
 	}
 	return out, nil

@@ -273,3 +273,12 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+func TestFilterHintsAtCellTrackers(t *testing.T) {
+	type notATracker struct{ rows []string }
+	_, err := Filter([]any{&notATracker{}}, "logs")
+	if err == nil || !strings.HasPrefix(err.Error(), "Unsupported logging capability: &{[]}. Choose between ['all'") ||
+		!strings.Contains(err.Error(), "var t tracking.GeneralTracker = &MyTracker{}") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -8,14 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/goaccel/goaccel/tracking/values"
 	"github.com/sirupsen/logrus"
 )
 
@@ -309,14 +311,14 @@ func (t *Tracker) send(msg map[string]any, raw string) error {
 
 // StoreInitConfiguration sets run["hparams"] = values, as Accelerate does.
 // Values JSON cannot encode are skipped with a warning naming the key.
-func (t *Tracker) StoreInitConfiguration(values map[string]any) error {
+func (t *Tracker) StoreInitConfiguration(vals map[string]any) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := t.checkOpen("StoreInitConfiguration"); err != nil {
 		return err
 	}
 	clean := map[string]any{}
-	for k, v := range values {
+	for k, v := range vals {
 		if _, err := json.Marshal(v); err != nil {
 			logrus.Warnf("aim: hyperparameter %q (%T) cannot be stored: %v", k, v, err)
 			continue
@@ -332,7 +334,7 @@ func (t *Tracker) StoreInitConfiguration(values map[string]any) error {
 // skipped with a warning naming the key. kwargs may hold "context" (a map,
 // merged into every value's context) and "epoch" (an int), as passed to
 // Run.track. Log only queues the requests; it never waits for Python.
-func (t *Tracker) Log(values map[string]any, step int, kwargs map[string]any) error {
+func (t *Tracker) Log(vals map[string]any, step int, kwargs map[string]any) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := t.checkOpen("Log"); err != nil {
@@ -349,7 +351,7 @@ func (t *Tracker) Log(values map[string]any, step int, kwargs map[string]any) er
 			}
 			baseCtx = m
 		case "epoch":
-			if _, isInt, ok := number(v); !ok || !isInt {
+			if _, isInt, ok := values.Number(v); !ok || !isInt {
 				return fmt.Errorf("aim: log kwarg \"epoch\" must be an integer, got %T", v)
 			}
 			epoch = v
@@ -381,20 +383,20 @@ func (t *Tracker) Log(values map[string]any, step int, kwargs map[string]any) er
 		}
 		return t.send(msg, raw)
 	}
-	for _, k := range sortedKeys(values) {
-		v := values[k]
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
+		v := vals[k]
 		var err error
-		if js, ok := numberJSON(v); ok {
+		if js, ok := values.NumberJSON(v, values.PythonLiterals); ok {
 			err = track(k, js, false, nil)
 		} else if s, ok := v.(string); ok {
 			b, _ := json.Marshal(s)
 			err = track(k, string(b), true, nil)
-		} else if nums, bad, ok := numberMap(v); ok {
+		} else if nums, bad, ok := values.NumberMap(v); ok {
 			for _, b := range bad {
 				logrus.Warnf("aim: value %q/%q is not a number; not logged", k, b)
 			}
-			for _, ik := range sortedKeys(nums) {
-				js, _ := numberJSON(nums[ik])
+			for _, ik := range slices.Sorted(maps.Keys(nums)) {
+				js, _ := values.NumberJSON(nums[ik], values.PythonLiterals)
 				if err = track(k, js, false, map[string]any{"subset": ik}); err != nil {
 					break
 				}
@@ -521,13 +523,4 @@ func (b *tailBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -1,8 +1,6 @@
 package aim
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
 	"os"
 	"os/exec"
@@ -11,26 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goaccel/goaccel/tracking/internal/pyvenv"
 	"github.com/sirupsen/logrus"
 	"github.com/sirupsen/logrus/hooks/test"
 )
-
-func venvPython(t *testing.T) string {
-	t.Helper()
-	venv := os.Getenv("GOACCEL_VENV")
-	if venv == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			t.Fatalf("no home directory to find the venv: %v; run make test-deps", err)
-		}
-		venv = filepath.Join(home, ".cache", "goaccel", "venv")
-	}
-	p := filepath.Join(venv, "bin", "python")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("python not found in the test venv (%v): run make test-deps", err)
-	}
-	return p
-}
 
 type seq struct {
 	Name    string         `json:"name"`
@@ -69,18 +51,8 @@ type imageSeq struct {
 // readWithAim runs testdata/read_aim.py: aim.Repo(dir).iter_runs().
 func readWithAim(t *testing.T, repo string) []run {
 	t.Helper()
-	cmd := exec.Command(venvPython(t), "testdata/read_aim.py", repo)
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("aim could not read %s: %v\n%s", repo, err, stderr.String())
-	}
 	var runs []run
-	if err := json.Unmarshal(out, &runs); err != nil {
-		t.Fatalf("reader output %q: %v", out, err)
-	}
+	pyvenv.ReadJSON(t, &runs, []string{"HOME=" + t.TempDir()}, "testdata/read_aim.py", repo)
 	return runs
 }
 
@@ -110,7 +82,7 @@ func TestRunReadByAim(t *testing.T) {
 	_, hook := test.NewNullLogger()
 	logrus.AddHook(hook)
 	defer logrus.StandardLogger().ReplaceHooks(make(logrus.LevelHooks))
-	t.Setenv("GOACCEL_AIM_PYTHON", venvPython(t))
+	t.Setenv("GOACCEL_AIM_PYTHON", pyvenv.Python(t))
 
 	repo := t.TempDir()
 	tr, err := New("myrun", repo, quietKwargs())
@@ -236,7 +208,7 @@ func TestNoSuchPython(t *testing.T) {
 }
 
 func TestPythonErrorsReportedAtFinish(t *testing.T) {
-	t.Setenv("GOACCEL_AIM_PYTHON", venvPython(t))
+	t.Setenv("GOACCEL_AIM_PYTHON", pyvenv.Python(t))
 	tr, err := New("r", t.TempDir(), quietKwargs())
 	if err != nil {
 		t.Fatal(err)
@@ -280,7 +252,7 @@ func TestNewValidatesAndStartsNothing(t *testing.T) {
 // TestGoSideGoneClosesRun: if the Go process dies, the bridge sees end of
 // input and still closes (and indexes) the run with what it received.
 func TestGoSideGoneClosesRun(t *testing.T) {
-	t.Setenv("GOACCEL_AIM_PYTHON", venvPython(t))
+	t.Setenv("GOACCEL_AIM_PYTHON", pyvenv.Python(t))
 	repo := t.TempDir()
 	tr, err := New("gone", repo, quietKwargs())
 	if err != nil {

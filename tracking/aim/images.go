@@ -2,7 +2,11 @@ package aim
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
+	"github.com/goaccel/goaccel/tracking/media"
+	"github.com/goaccel/goaccel/tracking/values"
 	"github.com/sirupsen/logrus"
 )
 
@@ -18,7 +22,7 @@ import (
 // itself. A nil image, an unsupported value, an empty list or bad kwargs
 // are errors naming the key, and nothing is logged; failures inside Aim
 // are reported by Finish.
-func (t *Tracker) LogImages(values map[string]any, step int, kwargs map[string]any) error {
+func (t *Tracker) LogImages(vals map[string]any, step int, kwargs map[string]any) error {
 	imageKw := map[string]any{}
 	defaultCaption := ""
 	var ctx, epoch any
@@ -47,7 +51,7 @@ func (t *Tracker) LogImages(values map[string]any, step int, kwargs map[string]a
 					}
 					imageKw[ik] = iv
 				case "quality":
-					if _, isInt, ok := number(iv); !ok || !isInt {
+					if _, isInt, ok := values.Number(iv); !ok || !isInt {
 						return fmt.Errorf("aim: LogImages kwarg aim_image[\"quality\"] must be an integer, got %T", iv)
 					}
 					imageKw[ik] = iv
@@ -70,7 +74,7 @@ func (t *Tracker) LogImages(values map[string]any, step int, kwargs map[string]a
 					}
 					ctx = c
 				case "epoch":
-					if _, isInt, ok := number(tv); !ok || !isInt {
+					if _, isInt, ok := values.Number(tv); !ok || !isInt {
 						return fmt.Errorf("aim: LogImages kwarg track[\"epoch\"] must be an integer, got %T", tv)
 					}
 					epoch = tv
@@ -88,18 +92,18 @@ func (t *Tracker) LogImages(values map[string]any, step int, kwargs map[string]a
 		list   bool
 	}
 	var reqs []request
-	for _, k := range sortedKeys(values) {
-		items, list, err := parseImages(values[k])
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
+		items, list, err := media.ParseImages(vals[k])
 		if err != nil {
 			return fmt.Errorf("aim: LogImages %q: %w", k, err)
 		}
 		r := request{name: k, list: list}
 		for _, it := range items {
 			caption := defaultCaption
-			if it.caption != nil {
-				caption = *it.caption
+			if it.Caption != nil {
+				caption = *it.Caption
 			}
-			r.images = append(r.images, map[string]any{"png": it.png, "caption": caption})
+			r.images = append(r.images, map[string]any{"png": it.PNG, "caption": caption})
 		}
 		reqs = append(reqs, r)
 	}

@@ -1,41 +1,17 @@
 package aim
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"image"
-	"image/color"
-	"image/png"
 	"strings"
 	"testing"
+
+	"github.com/goaccel/goaccel/tracking/internal/pyvenv"
+	"github.com/goaccel/goaccel/tracking/internal/testutil"
 )
-
-func testImage(w, h int, seed uint8) *image.RGBA {
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			img.Set(x, y, color.RGBA{uint8(x*40) + seed, uint8(y * 60), seed, 255})
-		}
-	}
-	return img
-}
-
-func pngBytes(t *testing.T, img image.Image) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
 
 // rgbaDigest is the sha256 of an opaque RGBA image's pixels, as PIL's
 // tobytes() gives them.
-func rgbaDigest(img *image.RGBA) string {
-	s := sha256.Sum256(img.Pix)
-	return hex.EncodeToString(s[:])
-}
+func rgbaDigest(img *image.RGBA) string { return testutil.SHA256(img.Pix) }
 
 func findImages(seqs []imageSeq, name string, ctx map[string]any) *imageSeq {
 	for i, s := range seqs {
@@ -56,7 +32,7 @@ func findImages(seqs []imageSeq, name string, ctx map[string]any) *imageSeq {
 }
 
 func TestImagesReadByAim(t *testing.T) {
-	t.Setenv("GOACCEL_AIM_PYTHON", venvPython(t))
+	t.Setenv("GOACCEL_AIM_PYTHON", pyvenv.Python(t))
 	repo := t.TempDir()
 	tr, err := New("imgs", repo, quietKwargs())
 	if err != nil {
@@ -65,9 +41,9 @@ func TestImagesReadByAim(t *testing.T) {
 	if err := tr.Start(); err != nil {
 		t.Fatal(err)
 	}
-	a, b, c := testImage(6, 4, 1), testImage(3, 5, 2), testImage(2, 2, 3)
+	a, b, c := testutil.Image(6, 4, 1), testutil.Image(3, 5, 2), testutil.Image(2, 2, 3)
 	// Accelerate's shapes: an image, or an (image, caption) pair.
-	if err := tr.LogImages(map[string]any{"plain": a, "pair": []any{pngBytes(t, b), "a cat"}}, 2, nil); err != nil {
+	if err := tr.LogImages(map[string]any{"plain": a, "pair": []any{testutil.PNG(t, b), "a cat"}}, 2, nil); err != nil {
 		t.Fatal(err)
 	}
 	// A list, with Accelerate's aim_image / track kwargs.
@@ -115,13 +91,13 @@ func TestImagesReadByAim(t *testing.T) {
 }
 
 func TestImagesBadInputIsAnError(t *testing.T) {
-	t.Setenv("GOACCEL_AIM_PYTHON", venvPython(t))
+	t.Setenv("GOACCEL_AIM_PYTHON", pyvenv.Python(t))
 	repo := t.TempDir()
 	tr, err := New("bad", repo, quietKwargs())
 	if err != nil {
 		t.Fatal(err)
 	}
-	img := testImage(2, 2, 0)
+	img := testutil.Image(2, 2, 0)
 	if err := tr.LogImages(map[string]any{"x": img}, 0, nil); err == nil {
 		t.Error("LogImages before Start accepted")
 	}

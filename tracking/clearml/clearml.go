@@ -9,14 +9,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/goaccel/goaccel/tracking/values"
 	"github.com/sirupsen/logrus"
 )
 
@@ -244,14 +246,14 @@ func (t *Tracker) checkOpen(op string) error {
 // configuration object (Task.connect_configuration's default section), a
 // "dictionary" whose text is JSON, which ClearML's HOCON parser reads.
 // Values JSON cannot encode are skipped with a warning naming the key.
-func (t *Tracker) StoreInitConfiguration(values map[string]any) error {
+func (t *Tracker) StoreInitConfiguration(vals map[string]any) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := t.checkOpen("StoreInitConfiguration"); err != nil {
 		return err
 	}
 	clean := map[string]any{}
-	for k, v := range values {
+	for k, v := range vals {
 		if _, err := json.Marshal(v); err != nil {
 			logrus.Warnf("clearml: configuration value %q (%T) cannot be stored: %v", k, v, err)
 			continue
@@ -286,7 +288,7 @@ func titleSeries(name string) (string, string) {
 // of numbers reports title <key>, one series per inner key (single values
 // "<key>/<inner>" without a step). Strings go to the console log as
 // "<key>: <value>". Anything else is skipped with a warning naming the key.
-func (t *Tracker) Log(values map[string]any, step int, kwargs map[string]any) error {
+func (t *Tracker) Log(vals map[string]any, step int, kwargs map[string]any) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := t.checkOpen("Log"); err != nil {
@@ -299,7 +301,7 @@ func (t *Tracker) Log(values map[string]any, step int, kwargs map[string]any) er
 	var scalars []map[string]any
 	var logs []map[string]any
 	scalar := func(title, series string, iter int64, v any) {
-		f, _, _ := number(v)
+		f, _, _ := values.Number(v)
 		var value any = f
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			value = nil // JSON has no NaN; ClearML's server stores null
@@ -310,9 +312,9 @@ func (t *Tracker) Log(values map[string]any, step int, kwargs map[string]any) er
 			"iter": iter, "metric": title, "variant": series, "value": value,
 		})
 	}
-	for _, k := range sortedKeys(values) {
-		v := values[k]
-		if _, _, ok := number(v); ok {
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
+		v := vals[k]
+		if _, _, ok := values.Number(v); ok {
 			if step < 0 {
 				scalar("Summary", k, singleValueIter, v)
 			} else {
@@ -328,11 +330,11 @@ func (t *Tracker) Log(values map[string]any, step int, kwargs map[string]any) er
 			})
 			continue
 		}
-		if nums, bad, ok := numberMap(v); ok {
+		if nums, bad, ok := values.NumberMap(v); ok {
 			for _, b := range bad {
 				logrus.Warnf("clearml: value %q/%q is not a number; not logged", k, b)
 			}
-			for _, ik := range sortedKeys(nums) {
+			for _, ik := range slices.Sorted(maps.Keys(nums)) {
 				if step < 0 {
 					scalar("Summary", k+"/"+ik, singleValueIter, nums[ik])
 				} else {
@@ -427,13 +429,4 @@ func zipFolder(folder, dst string) error {
 		return err
 	}
 	return os.Rename(tmp, dst)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -1,35 +1,16 @@
 package clearml
 
 import (
-	"bytes"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/goaccel/goaccel/tracking/internal/pyvenv"
 	"github.com/sirupsen/logrus"
 	"github.com/sirupsen/logrus/hooks/test"
 )
-
-func venvPython(t *testing.T) string {
-	t.Helper()
-	venv := os.Getenv("GOACCEL_VENV")
-	if venv == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			t.Fatalf("no home directory to find the venv: %v; run make test-deps", err)
-		}
-		venv = filepath.Join(home, ".cache", "goaccel", "venv")
-	}
-	p := filepath.Join(venv, "bin", "python")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("python not found in the test venv (%v): run make test-deps", err)
-	}
-	return p
-}
 
 type session struct {
 	ID            string                    `json:"id"`
@@ -48,22 +29,12 @@ type session struct {
 func readWithClearML(t *testing.T, path string) session {
 	t.Helper()
 	home := t.TempDir()
-	cmd := exec.Command(venvPython(t), "testdata/read_clearml.py", path)
-	cmd.Env = append(os.Environ(), "HOME="+home, "CLEARML_OFFLINE_MODE=1",
-		"CLEARML_CACHE_DIR="+filepath.Join(home, "cache"), "CLEARML_API_HOST=http://127.0.0.1:9",
-		"CLEARML_NO_DEFAULT_SERVER=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("clearml could not parse %s: %v\n%s", path, err, stderr.String())
-	}
-	if strings.Contains(stderr.String(), "Failed reporting") {
-		t.Fatalf("clearml reported failures: %s", stderr.String())
-	}
 	var s session
-	if err := json.Unmarshal(out, &s); err != nil {
-		t.Fatalf("reader output %q: %v", out, err)
+	stderr := pyvenv.ReadJSON(t, &s, []string{"HOME=" + home, "CLEARML_OFFLINE_MODE=1",
+		"CLEARML_CACHE_DIR=" + filepath.Join(home, "cache"), "CLEARML_API_HOST=http://127.0.0.1:9",
+		"CLEARML_NO_DEFAULT_SERVER=1"}, "testdata/read_clearml.py", path)
+	if strings.Contains(stderr, "Failed reporting") {
+		t.Fatalf("clearml reported failures: %s", stderr)
 	}
 	return s
 }

@@ -5,12 +5,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/goaccel/goaccel/tracking/media"
+	"github.com/goaccel/goaccel/tracking/values"
 	"github.com/sirupsen/logrus"
 )
 
@@ -31,11 +35,11 @@ const defaultImageHistory = 5
 // debug samples have no caption: a caption is dropped with a warning.
 // Values are an image.Image, PNG []byte or a list of those; anything else,
 // nil or an empty list is an error naming the key, and nothing is logged.
-func (t *Tracker) LogImages(values map[string]any, step int, kwargs map[string]any) error {
+func (t *Tracker) LogImages(vals map[string]any, step int, kwargs map[string]any) error {
 	history := defaultImageHistory
 	for k, v := range kwargs {
 		if k == "max_image_history" {
-			n, isInt, ok := number(v)
+			n, isInt, ok := values.Number(v)
 			if !ok || !isInt {
 				return fmt.Errorf("clearml: LogImages kwarg \"max_image_history\" must be an integer, got %T", v)
 			}
@@ -49,21 +53,21 @@ func (t *Tracker) LogImages(values map[string]any, step int, kwargs map[string]a
 		png           []byte
 	}
 	var samples []sample
-	for _, k := range sortedKeys(values) {
-		items, list, err := parseImages(values[k])
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
+		items, list, err := media.ParseImages(vals[k])
 		if err != nil {
 			return fmt.Errorf("clearml: LogImages %q: %w", k, err)
 		}
 		title, series := titleSeries(k)
 		for i, it := range items {
-			if it.caption != nil {
-				logrus.Warnf("clearml: LogImages %q: ClearML debug samples have no captions; caption %q not stored", k, *it.caption)
+			if it.Caption != nil {
+				logrus.Warnf("clearml: LogImages %q: ClearML debug samples have no captions; caption %q not stored", k, *it.Caption)
 			}
 			s := series
 			if list {
 				s = fmt.Sprintf("%s_%d", series, i)
 			}
-			samples = append(samples, sample{title, s, it.png})
+			samples = append(samples, sample{title, s, it.PNG})
 		}
 	}
 	t.mu.Lock()
@@ -190,7 +194,7 @@ func limitFolderLength(p string) string {
 // cells other than nil, bool, number or string are errors naming the row
 // or column. NaN and infinities are stored as null.
 func (t *Tracker) LogTable(name string, columns []string, data [][]any, step int, kwargs map[string]any) error {
-	columns, data, err := normalizeTable(columns, data)
+	columns, data, err := media.NormalizeTable(columns, data)
 	if err != nil {
 		return fmt.Errorf("clearml: LogTable %q: %w", name, err)
 	}
@@ -203,7 +207,7 @@ func (t *Tracker) LogTable(name string, columns []string, data [][]any, step int
 		cells[j] = make([]any, len(data))
 		for i, row := range data {
 			v := row[j]
-			if f, _, ok := number(v); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			if f, _, ok := values.Number(v); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
 				v = nil
 			}
 			cells[j][i] = v

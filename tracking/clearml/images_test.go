@@ -2,11 +2,8 @@ package clearml
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"image"
-	"image/color"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -14,33 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goaccel/goaccel/tracking/internal/testutil"
 	"github.com/sirupsen/logrus"
 	"github.com/sirupsen/logrus/hooks/test"
 )
-
-func testImage(w, h int, seed uint8) *image.RGBA {
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			img.Set(x, y, color.RGBA{uint8(x*40) + seed, uint8(y * 60), seed, 255})
-		}
-	}
-	return img
-}
-
-func pngBytes(t *testing.T, img image.Image) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-func digest(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
-}
 
 func eventsOfType(s session, typ string) []map[string]any {
 	var out []map[string]any
@@ -68,8 +42,8 @@ func TestMediaImportedByClearML(t *testing.T) {
 	if err := tr.Start(); err != nil {
 		t.Fatal(err)
 	}
-	a, b, c := testImage(6, 4, 1), testImage(6, 4, 2), testImage(3, 5, 3)
-	if err := tr.LogImages(map[string]any{"eval_pred": a, "samples": []any{pngBytes(t, b), []any{c, "cap"}}}, 7, nil); err != nil {
+	a, b, c := testutil.Image(6, 4, 1), testutil.Image(6, 4, 2), testutil.Image(3, 5, 3)
+	if err := tr.LogImages(map[string]any{"eval_pred": a, "samples": []any{testutil.PNG(t, b), []any{c, "cap"}}}, 7, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := tr.LogImages(map[string]any{"eval_pred": b}, -1, map[string]any{"max_image_history": 1}); err != nil {
@@ -125,9 +99,9 @@ func TestMediaImportedByClearML(t *testing.T) {
 	// last write of a reused name wins, as with ClearML's own rotation).
 	imported := strings.Replace(prefix, "."+tr.TaskID()+"/", ".imported-task/", 1)
 	wantUploads := map[string]string{
-		imported + "pred/eval/pred_eval_00000000.png":             digest(pngBytes(t, b)),
-		imported + "samples/train_0/samples_train_0_00000000.png": digest(pngBytes(t, b)),
-		imported + "samples/train_1/samples_train_1_00000000.png": digest(pngBytes(t, c)),
+		imported + "pred/eval/pred_eval_00000000.png":             testutil.SHA256(testutil.PNG(t, b)),
+		imported + "samples/train_0/samples_train_0_00000000.png": testutil.SHA256(testutil.PNG(t, b)),
+		imported + "samples/train_1/samples_train_1_00000000.png": testutil.SHA256(testutil.PNG(t, c)),
 	}
 	if !reflect.DeepEqual(s.Uploads, wantUploads) {
 		t.Errorf("uploads %v, want %v", s.Uploads, wantUploads)
@@ -189,7 +163,7 @@ func TestMediaBadInputIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img := testImage(2, 2, 0)
+	img := testutil.Image(2, 2, 0)
 	if err := tr.LogImages(map[string]any{"x": img}, 0, nil); err == nil {
 		t.Error("LogImages before Start accepted")
 	}

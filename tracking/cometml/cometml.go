@@ -5,14 +5,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/goaccel/goaccel/tracking/values"
 	"github.com/sirupsen/logrus"
 )
 
@@ -92,21 +94,11 @@ func New(runName, loggingDir string, initKwargs map[string]any) (*Tracker, error
 			*kv.dst = s
 		}
 	}
-	switch v := initKwargs["tags"].(type) {
-	case nil:
-	case []string:
-		t.tags = append(t.tags, v...)
-	case []any:
-		for _, x := range v {
-			s, ok := x.(string)
-			if !ok {
-				return nil, fmt.Errorf("comet_ml: init kwarg \"tags\" must hold strings, got %T", x)
-			}
-			t.tags = append(t.tags, s)
-		}
-	default:
-		return nil, fmt.Errorf("comet_ml: init kwarg \"tags\" must be a list of strings, got %T", v)
+	tags, err := values.StringList(initKwargs["tags"])
+	if err != nil {
+		return nil, fmt.Errorf("comet_ml: init kwarg \"tags\" %v", err)
 	}
+	t.tags = append(t.tags, tags...)
 	for k := range initKwargs {
 		switch k {
 		case "project_name", "workspace", "experiment_name", "experiment_key", "api_key", "offline_directory", "tags", "online":
@@ -227,21 +219,21 @@ func (t *Tracker) sendLocked(ev event) error { return t.sink.send(ev) }
 // StoreInitConfiguration logs each value as a parameter (log_parameters):
 // nested maps are flattened with "|" as comet_ml does; values other than
 // numbers, strings, booleans and null are stored as their JSON text.
-func (t *Tracker) StoreInitConfiguration(values map[string]any) error {
+func (t *Tracker) StoreInitConfiguration(vals map[string]any) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := t.checkOpen("StoreInitConfiguration"); err != nil {
 		return err
 	}
 	flat := map[string]any{}
-	nested := flatten("", values, flat)
+	nested := flatten("", vals, flat)
 	ts := nowMillis()
 	if nested {
 		if err := t.sendLocked(event{kind: "other", name: "hasNestedParams", value: json.RawMessage("true"), ts: ts}); err != nil {
 			return err
 		}
 	}
-	for _, k := range sortedKeys(flat) {
+	for _, k := range slices.Sorted(maps.Keys(flat)) {
 		v, err := paramJSON(flat[k])
 		if err != nil {
 			logrus.Warnf("comet_ml: parameter %q (%T) cannot be stored: %v", k, flat[k], err)
@@ -271,7 +263,7 @@ func flatten(prefix string, m map[string]any, out map[string]any) (nested bool) 
 }
 
 func paramJSON(v any) (json.RawMessage, error) {
-	if s, ok := numberJSON(v); ok {
+	if s, ok := values.NumberJSON(v, values.QuotedStrings); ok {
 		return json.RawMessage(s), nil
 	}
 	switch x := v.(type) {
@@ -290,7 +282,7 @@ func paramJSON(v any) (json.RawMessage, error) {
 // drops the outer key; keeping it avoids collisions). Other values are
 // skipped with a warning naming the key. step NoStep (-1) leaves the
 // metric's step empty.
-func (t *Tracker) Log(values map[string]any, step int, kwargs map[string]any) error {
+func (t *Tracker) Log(vals map[string]any, step int, kwargs map[string]any) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := t.checkOpen("Log"); err != nil {
@@ -305,9 +297,9 @@ func (t *Tracker) Log(values map[string]any, step int, kwargs map[string]any) er
 		sp = &s
 	}
 	ts := nowMillis()
-	for _, k := range sortedKeys(values) {
-		v := values[k]
-		if js, ok := numberJSON(v); ok {
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
+		v := vals[k]
+		if js, ok := values.NumberJSON(v, values.QuotedStrings); ok {
 			if err := t.sendLocked(event{kind: "metric", name: k, value: json.RawMessage(js), step: sp, ts: ts}); err != nil {
 				return err
 			}
@@ -319,12 +311,12 @@ func (t *Tracker) Log(values map[string]any, step int, kwargs map[string]any) er
 			}
 			continue
 		}
-		if nums, bad, ok := numberMap(v); ok {
+		if nums, bad, ok := values.NumberMap(v); ok {
 			for _, b := range bad {
 				logrus.Warnf("comet_ml: value %q/%q is not a number; not logged", k, b)
 			}
-			for _, ik := range sortedKeys(nums) {
-				js, _ := numberJSON(nums[ik])
+			for _, ik := range slices.Sorted(maps.Keys(nums)) {
+				js, _ := values.NumberJSON(nums[ik], values.QuotedStrings)
 				if err := t.sendLocked(event{kind: "metric", name: k + "/" + ik, value: json.RawMessage(js), step: sp, ts: ts}); err != nil {
 					return err
 				}
@@ -358,12 +350,3 @@ func mustJSON(v any) json.RawMessage {
 }
 
 func nowMillis() int64 { return time.Now().UnixMilli() }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}

@@ -2,7 +2,6 @@ package cometml
 
 import (
 	"archive/zip"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,33 +9,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/goaccel/goaccel/tracking/internal/pyvenv"
 	"github.com/sirupsen/logrus"
 	"github.com/sirupsen/logrus/hooks/test"
 )
-
-func venvPython(t *testing.T) string {
-	t.Helper()
-	venv := os.Getenv("GOACCEL_VENV")
-	if venv == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			t.Fatalf("no home directory to find the venv: %v; run make test-deps", err)
-		}
-		venv = filepath.Join(home, ".cache", "goaccel", "venv")
-	}
-	p := filepath.Join(venv, "bin", "python")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("python not found in the test venv (%v): run make test-deps", err)
-	}
-	return p
-}
 
 type readBack struct {
 	ExperimentID string           `json:"experiment_id"`
@@ -52,19 +34,9 @@ type readBack struct {
 func readWithComet(t *testing.T, archive string) readBack {
 	t.Helper()
 	home := t.TempDir()
-	cmd := exec.Command(venvPython(t), "testdata/read_comet.py", archive)
-	cmd.Env = append(os.Environ(), "HOME="+home, "COMET_API_KEY=", "COMET_OFFLINE_DIRECTORY="+home,
-		"COMET_DISABLE_ANNOUNCEMENT=1", "COMET_URL_OVERRIDE=http://127.0.0.1:9/clientlib/")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("comet_ml could not read %s: %v\n%s", archive, err, stderr.String())
-	}
 	var rb readBack
-	if err := json.Unmarshal(out, &rb); err != nil {
-		t.Fatalf("reader output %q: %v", out, err)
-	}
+	pyvenv.ReadJSON(t, &rb, []string{"HOME=" + home, "COMET_API_KEY=", "COMET_OFFLINE_DIRECTORY=" + home,
+		"COMET_DISABLE_ANNOUNCEMENT=1", "COMET_URL_OVERRIDE=http://127.0.0.1:9/clientlib/"}, "testdata/read_comet.py", archive)
 	return rb
 }
 

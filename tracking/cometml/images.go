@@ -4,7 +4,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 
+	"github.com/goaccel/goaccel/tracking/media"
 	"github.com/sirupsen/logrus"
 )
 
@@ -21,17 +24,17 @@ import (
 // {"caption": ...}. Values are an image.Image, PNG []byte or a list of
 // those; anything else, nil or an empty list is an error naming the key,
 // and nothing is logged. step NoStep leaves the step empty.
-func (t *Tracker) LogImages(values map[string]any, step int, kwargs map[string]any) error {
+func (t *Tracker) LogImages(vals map[string]any, step int, kwargs map[string]any) error {
 	for k := range kwargs {
 		logrus.Warnf("comet_ml: LogImages kwarg %q is not supported by the Go client and is ignored", k)
 	}
 	type named struct {
 		name string
-		img  imageItem
+		img  media.Image
 	}
 	var all []named
-	for _, k := range sortedKeys(values) {
-		items, _, err := parseImages(values[k])
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
+		items, _, err := media.ParseImages(vals[k])
 		if err != nil {
 			return fmt.Errorf("comet_ml: LogImages %q: %w", k, err)
 		}
@@ -56,10 +59,10 @@ func (t *Tracker) LogImages(values map[string]any, step int, kwargs map[string]a
 			return fmt.Errorf("comet_ml: generating an image id: %w", err)
 		}
 		meta := map[string]any{}
-		if n.img.caption != nil {
-			meta["caption"] = *n.img.caption
+		if n.img.Caption != nil {
+			meta["caption"] = *n.img.Caption
 		}
-		ev := event{kind: "image", name: n.name, step: sp, ts: ts, png: n.img.png,
+		ev := event{kind: "image", name: n.name, step: sp, ts: ts, png: n.img.PNG,
 			imageID: hex.EncodeToString(id[:]), counter: t.figures, metadata: meta}
 		t.figures++
 		if err := t.sendLocked(ev); err != nil {

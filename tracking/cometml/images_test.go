@@ -3,12 +3,8 @@ package cometml
 import (
 	"archive/zip"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"image"
-	"image/color"
-	"image/png"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -18,31 +14,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/goaccel/goaccel/tracking/internal/testutil"
 )
-
-func testImage(w, h int, seed uint8) *image.RGBA {
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			img.Set(x, y, color.RGBA{uint8(x*40) + seed, uint8(y * 60), seed, 255})
-		}
-	}
-	return img
-}
-
-func pngBytes(t *testing.T, img image.Image) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-func digest(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
-}
 
 func TestImagesInOfflineArchiveReadByCometML(t *testing.T) {
 	dir := t.TempDir()
@@ -55,11 +29,11 @@ func TestImagesInOfflineArchiveReadByCometML(t *testing.T) {
 	if err := tr.Start(); err != nil {
 		t.Fatal(err)
 	}
-	a, b := testImage(6, 4, 1), testImage(3, 5, 2)
+	a, b := testutil.Image(6, 4, 1), testutil.Image(3, 5, 2)
 	if err := tr.Log(map[string]any{"loss": 0.5}, 2, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.LogImages(map[string]any{"pred": []any{a, "a cat"}, "grid": []any{pngBytes(t, b), a}}, 2, nil); err != nil {
+	if err := tr.LogImages(map[string]any{"pred": []any{a, "a cat"}, "grid": []any{testutil.PNG(t, b), a}}, 2, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := tr.LogImages(map[string]any{"pred": b}, -1, nil); err != nil {
@@ -98,7 +72,7 @@ func TestImagesInOfflineArchiveReadByCometML(t *testing.T) {
 			t.Errorf("upload %d: %v, want %+v", i, u, w)
 		}
 		ids[p["imageId"]] = true
-		if u["sha256"] != digest(pngBytes(t, w.img)) {
+		if u["sha256"] != testutil.SHA256(testutil.PNG(t, w.img)) {
 			t.Errorf("upload %d: the archive's file is not the logged image's PNG", i)
 		}
 	}
@@ -127,7 +101,7 @@ func TestImagesBadInputIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img := testImage(2, 2, 0)
+	img := testutil.Image(2, 2, 0)
 	if err := tr.LogImages(map[string]any{"x": img}, 0, nil); err == nil {
 		t.Error("LogImages before Start accepted")
 	}
@@ -205,7 +179,7 @@ func TestImagesOnline(t *testing.T) {
 	if err := tr.Start(); err != nil {
 		t.Fatal(err)
 	}
-	img := testImage(4, 4, 5)
+	img := testutil.Image(4, 4, 5)
 	if err := tr.LogImages(map[string]any{"sample": []any{img, "cap"}}, 9, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +197,7 @@ func TestImagesOnline(t *testing.T) {
 		u.query["fileName"] != "sample" || u.query["step"] != "9" || u.query["extension"] != ".png" || meta["caption"] != "cap" {
 		t.Errorf("upload: %+v", u)
 	}
-	if !bytes.Equal(u.data, pngBytes(t, img)) {
+	if !bytes.Equal(u.data, testutil.PNG(t, img)) {
 		t.Error("uploaded bytes are not the image's PNG")
 	}
 }

@@ -191,7 +191,15 @@ func (t *Tracker) Log(vals map[string]any, step int, kwargs map[string]any) erro
 	if step != values.NoStep {
 		t.lastStep = int64(step)
 	}
-	for k, v := range vals {
+	// Keys in sorted order, so that the charts of the first Log call (and
+	// the rows of the table) come in the same order on every run.
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := vals[k]
 		if f, ok := values.Float(v); ok {
 			t.add(k, k, step, f)
 			continue
@@ -487,12 +495,24 @@ func (t *Tracker) chartSVG(c *chart) string {
 		}
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="16" font-size="12" font-weight="bold">%s</text>`, padL, esc(title))
+	// y: light grid lines at round values, labelled on the left.
+	for _, v := range ticks(minY, maxY, 4) {
+		y := sy(v)
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#eee"/>`, padL, y, chartW-padR, y)
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" font-size="10" fill="#555" text-anchor="end">%s</text>`, padL-4, y+3, esc(fmtTick(v)))
+	}
+	// x: steps at round values below the axis.
+	for _, v := range ticks(minX, maxX, 5) {
+		if v != math.Trunc(v) {
+			continue // steps are whole numbers
+		}
+		x := sx(v)
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#999"/>`, x, chartH-padB, x, chartH-padB+3)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="10" fill="#555" text-anchor="middle">%s</text>`, x, chartH-padB+13, esc(fmtTick(v)))
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10" fill="#555" text-anchor="end">step</text>`, chartW-padR, chartH-3)
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#999"/>`, padL, padT, padL, chartH-padB)
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#999"/>`, padL, chartH-padB, chartW-padR, chartH-padB)
-	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10" text-anchor="end">%s</text>`, padL-4, padT+4, esc(fmtNum(maxY)))
-	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10" text-anchor="end">%s</text>`, padL-4, chartH-padB, esc(fmtNum(minY)))
-	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10">%s</text>`, padL, chartH-6, esc(fmtNum(minX)))
-	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10" text-anchor="end">%s</text>`, chartW-padR, chartH-6, esc(fmtNum(maxX)))
 	for i, d := range lines {
 		color := palette[i%len(palette)]
 		var pts strings.Builder
@@ -516,3 +536,37 @@ func (t *Tracker) chartSVG(c *chart) string {
 }
 
 func isFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// ticks returns about n round values (steps of 1, 2 or 5 times a power of
+// ten) within [lo, hi].
+func ticks(lo, hi float64, n int) []float64 {
+	if !(hi > lo) || !isFinite(lo) || !isFinite(hi) || n < 1 {
+		return nil
+	}
+	raw := (hi - lo) / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	var out []float64
+	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+		// snap away float noise (0.30000000000000004)
+		out = append(out, math.Round(v/step)*step)
+	}
+	return out
+}
+
+// fmtTick formats a tick value compactly.
+func fmtTick(f float64) string {
+	if f == 0 {
+		return "0"
+	}
+	if a := math.Abs(f); a >= 1e6 || a < 1e-3 {
+		return strconv.FormatFloat(f, 'g', 3, 64)
+	}
+	return strconv.FormatFloat(f, 'g', 6, 64)
+}

@@ -192,3 +192,43 @@ func TestNoSinkIsHarmless(t *testing.T) {
 		t.Error("Log after Finish succeeded")
 	}
 }
+
+func TestTicks(t *testing.T) {
+	cases := []struct {
+		lo, hi float64
+		n      int
+		want   string
+	}{
+		{0, 49, 5, "0 10 20 30 40"},
+		{0.235, 2.05, 4, "0.5 1 1.5 2"},
+		{0, 0.3, 3, "0 0.1 0.2 0.3"},
+		{-1, 1, 4, "-1 -0.5 0 0.5 1"},
+		{1e-5, 5e-5, 4, "1e-05 2e-05 3e-05 4e-05 5e-05"},
+		{1, 1, 4, ""},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, v := range ticks(c.lo, c.hi, c.n) {
+			got = append(got, fmtTick(v))
+		}
+		if s := strings.Join(got, " "); s != c.want {
+			t.Errorf("ticks(%v, %v, %d) = %q, want %q", c.lo, c.hi, c.n, s, c.want)
+		}
+	}
+}
+
+func TestChartOrderIsStable(t *testing.T) {
+	for range 5 {
+		tr := Open(Options{})
+		if err := tr.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Log(map[string]any{"zeta": 1, "alpha": 2, "mid": map[string]float64{"y": 1, "x": 2}}, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(tr.order, " "); got != "alpha mid zeta" {
+			t.Fatalf("charts in order %q, want sorted keys of the first Log", got)
+		}
+		_ = tr.Finish()
+	}
+}

@@ -6,11 +6,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/goaccel/goaccel/tracking/media"
+	"github.com/goaccel/goaccel/tracking/values"
 	"github.com/sirupsen/logrus"
 )
 
@@ -67,7 +71,7 @@ func jsonText(v any) string {
 // Image, an image list or a Table) into history items under key.
 func mediaItems(key string, fields map[string]any) []item {
 	var items []item
-	for _, f := range sortedKeys(fields) {
+	for _, f := range slices.Sorted(maps.Keys(fields)) {
 		items = append(items, item{path: []string{key, f}, valueJSON: jsonText(fields[f])})
 	}
 	return items
@@ -82,17 +86,17 @@ func mediaItems(key string, fields map[string]any) []item {
 // an image.Image, PNG []byte, []any{image, "caption"}, or a list of those;
 // anything else, a nil image or an empty list is an error naming the key,
 // and nothing is logged. Step and kwargs ("commit") follow Log.
-func (t *Tracker) LogImages(values map[string]any, step int, kwargs map[string]any) error {
+func (t *Tracker) LogImages(vals map[string]any, step int, kwargs map[string]any) error {
 	type entry struct {
-		items []imageItem
+		items []media.Image
 		list  bool
 	}
 	parsed := map[string]entry{}
-	for _, k := range sortedKeys(values) {
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
 		if uploadSafe(k) == "" {
 			return fmt.Errorf("wandb: LogImages: empty key")
 		}
-		items, list, err := parseImages(values[k])
+		items, list, err := media.ParseImages(vals[k])
 		if err != nil {
 			return fmt.Errorf("wandb: LogImages %q: %w", k, err)
 		}
@@ -103,20 +107,20 @@ func (t *Tracker) LogImages(values map[string]any, step int, kwargs map[string]a
 	if err := t.checkOpen("LogImages"); err != nil {
 		return err
 	}
-	if t.mode == ModeDisabled || len(values) == 0 {
+	if t.mode == ModeDisabled || len(vals) == 0 {
 		return nil
 	}
-	s, commit, ok, err := t.rowLocked(step, kwargs, sortedKeys(values))
+	s, commit, ok, err := t.rowLocked(step, kwargs, slices.Sorted(maps.Keys(vals)))
 	if err != nil || !ok {
 		return err
 	}
 	var rows []item
 	var written []string
-	for _, k := range sortedKeys(parsed) {
+	for _, k := range slices.Sorted(maps.Keys(parsed)) {
 		e := parsed[k]
 		var files []mediaFile
 		for _, img := range e.items {
-			f, err := t.writeMediaLocked("images", k, s, ".png", img.png)
+			f, err := t.writeMediaLocked("images", k, s, ".png", img.PNG)
 			if err != nil {
 				return err
 			}
@@ -127,11 +131,11 @@ func (t *Tracker) LogImages(values map[string]any, step int, kwargs map[string]a
 		var fields map[string]any
 		if !e.list {
 			fields = map[string]any{
-				"_type": "image-file", "format": "png", "width": first.width, "height": first.height,
+				"_type": "image-file", "format": "png", "width": first.Width, "height": first.Height,
 				"sha256": files[0].sha256, "size": files[0].size, "path": files[0].rel,
 			}
-			if first.caption != nil {
-				fields["caption"] = *first.caption
+			if first.Caption != nil {
+				fields["caption"] = *first.Caption
 			}
 		} else {
 			names := make([]string, len(files))
@@ -139,21 +143,21 @@ func (t *Tracker) LogImages(values map[string]any, step int, kwargs map[string]a
 				names[i] = f.rel
 			}
 			fields = map[string]any{
-				"_type": "images/separated", "format": "png", "width": first.width, "height": first.height,
+				"_type": "images/separated", "format": "png", "width": first.Width, "height": first.Height,
 				"count": len(files), "filenames": names,
 			}
-			if first.caption != nil { // wandb lists captions when the first image has one
+			if first.Caption != nil { // wandb lists captions when the first image has one
 				caps := make([]any, len(e.items))
 				for i, img := range e.items {
-					if img.caption != nil {
-						caps[i] = *img.caption
+					if img.Caption != nil {
+						caps[i] = *img.Caption
 					}
 				}
 				fields["captions"] = caps
 			}
 			for i, img := range e.items {
-				if img.width != first.width || img.height != first.height {
-					logrus.Warnf("wandb: images of %q differ in size (%dx%d at 0, %dx%d at %d); the W&B UI shows them at the first one's size", k, first.width, first.height, img.width, img.height, i)
+				if img.Width != first.Width || img.Height != first.Height {
+					logrus.Warnf("wandb: images of %q differ in size (%dx%d at 0, %dx%d at %d); the W&B UI shows them at the first one's size", k, first.Width, first.Height, img.Width, img.Height, i)
 					break
 				}
 			}
@@ -184,7 +188,7 @@ func (t *Tracker) LogTable(name string, columns []string, data [][]any, step int
 	if uploadSafe(name) == "" {
 		return fmt.Errorf("wandb: LogTable: empty table name")
 	}
-	columns, data, err := normalizeTable(columns, data)
+	columns, data, err := media.NormalizeTable(columns, data)
 	if err != nil {
 		return fmt.Errorf("wandb: LogTable %q: %w", name, err)
 	}
@@ -241,7 +245,7 @@ func tableJSON(columns []string, data [][]any) []byte {
 			if j > 0 {
 				b.WriteByte(',')
 			}
-			if js, ok := numberJSON(c); ok {
+			if js, ok := values.NumberJSON(c, values.PythonLiterals); ok {
 				b.WriteString(js)
 			} else {
 				b.WriteString(jsonText(c))

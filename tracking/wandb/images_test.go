@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"image"
-	"image/color"
 	"image/png"
 	"os"
 	"os/exec"
@@ -15,27 +14,11 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/goaccel/goaccel/tracking/internal/pyvenv"
+	"github.com/goaccel/goaccel/tracking/internal/testutil"
+	"github.com/goaccel/goaccel/tracking/media"
 )
-
-// testImage is a w×h RGBA image with distinct pixels.
-func testImage(w, h int, seed uint8) *image.RGBA {
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			img.Set(x, y, color.RGBA{uint8(x*40) + seed, uint8(y * 60), seed, 255})
-		}
-	}
-	return img
-}
-
-func pngBytes(t *testing.T, img image.Image) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
 
 // mediaFields collects the history fields "<key>.<field>" of one row.
 func mediaFields(row map[string]any, key string) map[string]any {
@@ -103,7 +86,7 @@ func samePixels(t *testing.T, what string, data []byte, want image.Image) {
 func referenceRun(t *testing.T) map[string]any {
 	t.Helper()
 	home := t.TempDir()
-	cmd := exec.Command(venvBin(t, "python"), "testdata/wandb_reference.py", home)
+	cmd := exec.Command(pyvenv.Bin(t, "python"), "testdata/wandb_reference.py", home)
 	cmd.Env = offlineEnv(home)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -127,13 +110,13 @@ func TestMediaReadByWandb(t *testing.T) {
 	if err := tr.Start(); err != nil {
 		t.Fatal(err)
 	}
-	one, a, b := testImage(6, 4, 1), testImage(6, 4, 2), testImage(6, 4, 3)
+	one, a, b := testutil.Image(6, 4, 1), testutil.Image(6, 4, 2), testutil.Image(6, 4, 3)
 	if err := tr.Log(map[string]any{"loss": 0.5}, 3, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := tr.LogImages(map[string]any{
 		"single":  []any{one, "one"},
-		"several": []any{[]any{a, "a"}, []any{pngBytes(t, b), "b"}},
+		"several": []any{[]any{a, "a"}, []any{testutil.PNG(t, b), "b"}},
 	}, 3, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +241,7 @@ func TestMediaBadInputIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img := testImage(2, 2, 0)
+	img := testutil.Image(2, 2, 0)
 	if err := tr.LogImages(map[string]any{"x": img}, 0, nil); err == nil {
 		t.Error("LogImages before Start accepted")
 	}
@@ -275,7 +258,7 @@ func TestMediaBadInputIsAnError(t *testing.T) {
 		{"a string", "unsupported value type string"},
 		{[]any{}, "empty image list"},
 		{[]byte("GIF89a"), "not a PNG"},
-		{append([]byte{}, pngSignature...), "bad PNG"},
+		{append([]byte{}, media.PNGSignature...), "bad PNG"},
 		{[]any{img, 3}, "element 1: unsupported value type int"},
 		{[]image.Image{img, nil}, "element 1: nil image"},
 		{image.NewRGBA(image.Rect(0, 0, 0, 0)), "empty image"},

@@ -64,15 +64,3 @@ func TestChunkCRCIsIEEEOverTypeAndData(t *testing.T) {
 		t.Fatalf("corruption not detected: %v", err)
 	}
 }
-
-func TestValueEncoding(t *testing.T) {
-	cases := map[any]string{1: "1", int64(-3): "-3", uint8(7): "7", 0.5: "0.5", 2.0: "2.0", float32(0.1): "0.1"}
-	for v, want := range cases {
-		if got, ok := numberJSON(v); !ok || got != want {
-			t.Errorf("numberJSON(%T %v) = %q, want %q", v, v, got, want)
-		}
-	}
-	if _, ok := numberJSON("x"); ok {
-		t.Error("a string is not a number")
-	}
-}

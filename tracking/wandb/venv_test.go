@@ -3,28 +3,7 @@ package wandb
 import (
 	"os"
 	"path/filepath"
-	"testing"
 )
-
-// venvBin returns a program from the test virtual environment (GOACCEL_VENV,
-// default ~/.cache/goaccel/venv). A missing environment fails the test: the
-// read-back by wandb's own tools is the point of these tests.
-func venvBin(t *testing.T, name string) string {
-	t.Helper()
-	venv := os.Getenv("GOACCEL_VENV")
-	if venv == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			t.Fatalf("no home directory to find the venv: %v; run make test-deps", err)
-		}
-		venv = filepath.Join(home, ".cache", "goaccel", "venv")
-	}
-	p := filepath.Join(venv, "bin", name)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("%s not found in the test venv (%v): run make test-deps", name, err)
-	}
-	return p
-}
 
 // offlineEnv keeps wandb's tools off the network.
 func offlineEnv(home string) []string {

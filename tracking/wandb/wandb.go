@@ -7,14 +7,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/goaccel/goaccel/tracking/values"
 	"github.com/sirupsen/logrus"
 )
 
@@ -97,21 +99,11 @@ func New(runName, loggingDir string, initKwargs map[string]any) (*Tracker, error
 			return nil, err
 		}
 	}
-	switch v := initKwargs["tags"].(type) {
-	case nil:
-	case []string:
-		t.tags = append(t.tags, v...)
-	case []any:
-		for _, x := range v {
-			s, ok := x.(string)
-			if !ok {
-				return nil, fmt.Errorf("wandb: init kwarg \"tags\" must hold strings, got %T", x)
-			}
-			t.tags = append(t.tags, s)
-		}
-	default:
-		return nil, fmt.Errorf("wandb: init kwarg \"tags\" must be a list of strings, got %T", v)
+	tags, err := values.StringList(initKwargs["tags"])
+	if err != nil {
+		return nil, fmt.Errorf("wandb: init kwarg \"tags\" %v", err)
 	}
+	t.tags = append(t.tags, tags...)
 	for key := range initKwargs {
 		switch key {
 		case "project", "entity", "name", "group", "job_type", "notes", "id", "mode", "dir", "tags":
@@ -315,20 +307,20 @@ func (t *Tracker) checkOpen(op string) error {
 // StoreInitConfiguration writes a config record (wandb.config.update with
 // allow_val_change). Values that cannot be JSON-encoded are skipped with a
 // warning naming the key.
-func (t *Tracker) StoreInitConfiguration(values map[string]any) error {
+func (t *Tracker) StoreInitConfiguration(vals map[string]any) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := t.checkOpen("StoreInitConfiguration"); err != nil {
 		return err
 	}
-	if t.mode == ModeDisabled || len(values) == 0 {
+	if t.mode == ModeDisabled || len(vals) == 0 {
 		return nil
 	}
 	var items []item
-	for _, k := range sortedKeys(values) {
-		js, err := configJSON(values[k])
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
+		js, err := configJSON(vals[k])
 		if err != nil {
-			logrus.Warnf("wandb: config value %q (%T) cannot be stored: %v", k, values[k], err)
+			logrus.Warnf("wandb: config value %q (%T) cannot be stored: %v", k, vals[k], err)
 			continue
 		}
 		items = append(items, item{path: []string{k}, valueJSON: js})
@@ -349,7 +341,7 @@ func (t *Tracker) StoreInitConfiguration(values map[string]any) error {
 // NoStep (the row is committed at once, then the step advances), or by the
 // flusher once they are half a second old. A step lower than the last
 // committed one is rejected with a warning, as wandb does.
-func (t *Tracker) Log(values map[string]any, step int, kwargs map[string]any) error {
+func (t *Tracker) Log(vals map[string]any, step int, kwargs map[string]any) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := t.checkOpen("Log"); err != nil {
@@ -358,12 +350,12 @@ func (t *Tracker) Log(values map[string]any, step int, kwargs map[string]any) er
 	if t.mode == ModeDisabled {
 		return nil
 	}
-	_, commit, ok, err := t.rowLocked(step, kwargs, sortedKeys(values))
+	_, commit, ok, err := t.rowLocked(step, kwargs, slices.Sorted(maps.Keys(vals)))
 	if err != nil || !ok {
 		return err
 	}
-	for _, k := range sortedKeys(values) {
-		for _, it := range t.itemsFor(k, values[k]) {
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
+		for _, it := range t.itemsFor(k, vals[k]) {
 			t.pending.put(it)
 		}
 	}
@@ -425,20 +417,20 @@ func (p *pendingRow) put(it item) {
 // itemsFor turns one logged value into history items, warning about what
 // cannot be represented.
 func (t *Tracker) itemsFor(k string, v any) []item {
-	if js, ok := numberJSON(v); ok {
+	if js, ok := values.NumberJSON(v, values.PythonLiterals); ok {
 		return []item{{path: []string{k}, valueJSON: js}}
 	}
 	if s, ok := v.(string); ok {
 		b, _ := json.Marshal(s)
 		return []item{{path: []string{k}, valueJSON: string(b)}}
 	}
-	if nums, bad, ok := numberMap(v); ok {
+	if nums, bad, ok := values.NumberMap(v); ok {
 		for _, b := range bad {
 			logrus.Warnf("wandb: value %q/%q is not a number; not logged", k, b)
 		}
 		var items []item
-		for _, ik := range sortedKeys(nums) {
-			js, _ := numberJSON(nums[ik])
+		for _, ik := range slices.Sorted(maps.Keys(nums)) {
+			js, _ := values.NumberJSON(nums[ik], values.PythonLiterals)
 			items = append(items, item{path: []string{k, ik}, valueJSON: js})
 		}
 		return items
@@ -466,8 +458,8 @@ func (t *Tracker) commitLocked() error {
 	for _, k := range p.order {
 		items = append(items, p.items[k])
 	}
-	runtime, _ := numberJSON(now.Sub(t.start).Seconds())
-	ts, _ := numberJSON(float64(now.UnixNano()) / 1e9)
+	runtime, _ := values.NumberJSON(now.Sub(t.start).Seconds(), values.PythonLiterals)
+	ts, _ := values.NumberJSON(float64(now.UnixNano())/1e9, values.PythonLiterals)
 	items = append(items,
 		item{path: []string{"_step"}, valueJSON: fmt.Sprint(p.step)},
 		item{path: []string{"_runtime"}, valueJSON: runtime},
@@ -542,11 +534,15 @@ func runWandbSync(ctx context.Context, runDir string) error {
 	return nil
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// configJSON encodes a configuration value; NaN and infinities become the
+// literals Python writes.
+func configJSON(v any) (string, error) {
+	if s, ok := values.NumberJSON(v, values.PythonLiterals); ok {
+		return s, nil
 	}
-	sort.Strings(keys)
-	return keys
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
 }

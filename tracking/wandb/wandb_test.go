@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goaccel/goaccel/tracking/internal/pyvenv"
 	"github.com/sirupsen/logrus"
 	"github.com/sirupsen/logrus/hooks/test"
 )
@@ -21,7 +22,7 @@ import (
 func inspect(t *testing.T, runDir string) []map[string]any {
 	t.Helper()
 	home := t.TempDir()
-	cmd := exec.Command(venvBin(t, "wandb"), "leet", "inspect", "--json", runDir)
+	cmd := exec.Command(pyvenv.Bin(t, "wandb"), "leet", "inspect", "--json", runDir)
 	cmd.Env = offlineEnv(home)
 	cmd.Dir = home
 	var stderr bytes.Buffer
@@ -186,7 +187,7 @@ func TestReadBackByWandb(t *testing.T) {
 	}
 
 	// wandb's run-state view of the same file.
-	cmd := exec.Command(venvBin(t, "wandb"), "leet", "inspect", "--summary", "--json", runDir)
+	cmd := exec.Command(pyvenv.Bin(t, "wandb"), "leet", "inspect", "--summary", "--json", runDir)
 	cmd.Env = offlineEnv(t.TempDir())
 	out, err := cmd.Output()
 	if err != nil {

@@ -1,10 +1,11 @@
 // Package pyvenv locates the Python virtual environment the tracker tests use
 // to read our files back with each tracker's own tools (tensorboard, tbparse,
-// dvc, dvclive, mlflow). It is for tests only.
+// dvc, dvclive, mlflow, aim, clearml, comet_ml, wandb). It is for tests only.
 package pyvenv
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,4 +50,33 @@ func Run(t testing.TB, dir string, args ...string) []byte {
 		t.Fatalf("python %v: %v\nstdout:\n%s\nstderr:\n%s", args, err, out.String(), errb.String())
 	}
 	return out.Bytes()
+}
+
+// Output runs the venv's program name (python, wandb, ...) with args in the
+// current directory, with env added to the process's environment, and
+// returns its stdout and stderr, failing the test with stderr when it fails.
+func Output(t testing.TB, env []string, name string, args ...string) (stdout []byte, stderr string) {
+	t.Helper()
+	cmd := exec.Command(Bin(t, name), args...)
+	cmd.Env = append(os.Environ(), env...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", name, args, err, errb.String())
+	}
+	return out, errb.String()
+}
+
+// ReadJSON runs the venv's python with args (a reader script and its
+// arguments) and env added to the environment, decodes its stdout as JSON
+// into v and returns its stderr; it fails the test when the script fails or
+// prints something else.
+func ReadJSON(t testing.TB, v any, env []string, args ...string) (stderr string) {
+	t.Helper()
+	out, stderr := Output(t, env, "python", args...)
+	if err := json.Unmarshal(out, v); err != nil {
+		t.Fatalf("reader output %q: %v", out, err)
+	}
+	return stderr
 }
