@@ -77,7 +77,7 @@ func TestClientRejectsImpostorServer(t *testing.T) {
 
 func TestStoreOperations(t *testing.T) {
 	st := startStore(t, testSecret)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	a, err := DialStore(ctx, st.Addr(), testSecret)
 	if err != nil {
