@@ -470,9 +470,9 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 	e.cellMu.Unlock()
 	e.stdin.reset()
 	e.out.setDest(cio)
-	restoreDisplay := display.SetSink(orderedSink{cio, e.out.flush})
+	restoreDisplay := display.SetSink(orderedSink{cio, e.flushOutput})
 	restoreInput := input.SetSource(cs.ask)
-	restoreLaunch := launcher.SetCell(ctx, orderedSink{cio, e.out.flush})
+	restoreLaunch := launcher.SetCell(ctx, orderedSink{cio, e.flushOutput})
 	defer func() {
 		if r := recover(); r != nil {
 			reply = frontend.ExecuteReply{Err: &frontend.Error{
@@ -481,7 +481,7 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 				Traceback: strings.Split(string(debugStack()), "\n"),
 			}}
 		}
-		e.out.flush()
+		e.flushOutput()
 		restoreLaunch()
 		restoreInput()
 		restoreDisplay()
@@ -645,4 +645,14 @@ func (o orderedSink) UpdateDisplay(data frontend.MIMEBundle, md map[string]any, 
 func (o orderedSink) ClearOutput(wait bool) {
 	o.flush()
 	o.CellIO.ClearOutput(wait)
+}
+
+// flushOutput sends everything the cell wrote so far: what compiled code
+// wrote to fds 1/2 (drained from the capture pipes) and what is pending in
+// the engine's stream buffer.
+func (e *Engine) flushOutput() {
+	if e.opts.Capture != nil {
+		e.opts.Capture.Drain(50 * time.Millisecond)
+	}
+	e.out.flush()
 }

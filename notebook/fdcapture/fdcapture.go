@@ -12,10 +12,12 @@
 package fdcapture
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
 	"sync"
+	"time"
 )
 
 // Output receives what was written to fd 1 ("stdout") or fd 2 ("stderr").
@@ -33,6 +35,47 @@ type Capture struct {
 	mu     sync.Mutex
 	out    Output
 	closed bool
+
+	drainMu sync.Mutex    // one Drain at a time
+	marks   chan struct{} // a pump saw the drain marker
+}
+
+// drainMarker is written into both pipes by Drain. It is shorter than
+// PIPE_BUF, so the kernel writes it in one piece, never interleaved with
+// other writers' bytes; the pumps strip it from the output.
+var drainMarker = []byte("\x00\x1bgoaccel-fdcapture-drain\x1b\x00")
+
+// Drain waits until everything written to fds 1 and 2 before the call has
+// been handed to the Output (at most timeout), so output written by compiled
+// code just before a cell ends or shows a display keeps its place.
+func (c *Capture) Drain(timeout time.Duration) {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed || c.wOut == nil {
+		return
+	}
+	c.drainMu.Lock()
+	defer c.drainMu.Unlock()
+	// forget acknowledgements of an earlier Drain that timed out
+	for len(c.marks) > 0 {
+		<-c.marks
+	}
+	sent := 0
+	for _, w := range []*os.File{c.wOut, c.wErr} {
+		if _, err := w.Write(drainMarker); err == nil {
+			sent++
+		}
+	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for ; sent > 0; sent-- {
+		select {
+		case <-c.marks:
+		case <-deadline.C:
+			return
+		}
+	}
 }
 
 // ErrUnsupported is returned by Redirect on platforms without dup2.
@@ -64,20 +107,61 @@ func (c *Capture) emit(stream string, p []byte) {
 	}
 }
 
-// pump forwards r to the current Output until r is closed.
+// pump forwards r to the current Output until r is closed, taking the drain
+// markers out and acknowledging each once the bytes before it are emitted.
 func (c *Capture) pump(stream string, r io.ReadCloser) {
 	defer c.wg.Done()
 	defer r.Close()
 	buf := make([]byte, 32*1024)
+	var pending []byte // bytes that may be the start of a marker
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
-			p := make([]byte, n)
-			copy(p, buf[:n])
-			c.emit(stream, p)
+			data := append(pending, buf[:n]...)
+			pending = nil
+			for {
+				i := bytes.Index(data, drainMarker)
+				if i < 0 {
+					break
+				}
+				if i > 0 {
+					c.emit(stream, append([]byte(nil), data[:i]...))
+				}
+				data = data[i+len(drainMarker):]
+				c.ack()
+			}
+			// keep a possible marker prefix for the next read
+			keep := markerPrefixLen(data)
+			if out := data[:len(data)-keep]; len(out) > 0 {
+				c.emit(stream, append([]byte(nil), out...))
+			}
+			if keep > 0 {
+				pending = append([]byte(nil), data[len(data)-keep:]...)
+			}
 		}
 		if err != nil {
+			if len(pending) > 0 {
+				c.emit(stream, pending)
+			}
 			return
 		}
 	}
+}
+
+func (c *Capture) ack() {
+	select {
+	case c.marks <- struct{}{}:
+	default:
+	}
+}
+
+// markerPrefixLen is the length of the longest suffix of p that is a proper
+// prefix of drainMarker.
+func markerPrefixLen(p []byte) int {
+	for k := min(len(p), len(drainMarker)-1); k > 0; k-- {
+		if bytes.Equal(p[len(p)-k:], drainMarker[:k]) {
+			return k
+		}
+	}
+	return 0
 }

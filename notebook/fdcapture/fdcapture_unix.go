@@ -16,7 +16,7 @@ import (
 func Redirect() (*Capture, error) {
 	os.Stdout.Sync() //nolint:errcheck // best effort before the switch
 	os.Stderr.Sync() //nolint:errcheck
-	c := &Capture{}
+	c := &Capture{marks: make(chan struct{}, 2)}
 	dupOf := func(fd int, name string) (*os.File, error) {
 		nfd, err := unix.Dup(fd)
 		if err != nil {
