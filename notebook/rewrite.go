@@ -47,8 +47,136 @@ func (r *rewriter) rewriteFile(f *ast.File) *frontend.Error {
 
 // rewriteBody rewrites the cell's statements.
 func (r *rewriter) rewriteBody(b *ast.BlockStmt) *frontend.Error {
+	r.commaOK(b)
+	if r.err != nil {
+		return r.err
+	}
 	r.rewrite(b)
 	return r.err
+}
+
+// commaOK works around yaegi v0.16.1's comma-ok forms outside functions
+// (the cell's own statements): `v, ok := x.(T)`, `v, ok := m[k]` and
+// `switch t := x.(type)` fail there ("nil type", "undefined: v"), while a
+// two-value assignment of two expressions works. So
+//
+//	v, ok := x.(T)  becomes  v, ok := func() T { a, _ := x.(T); return a }(), func() bool { _, b := x.(T); return b }()
+//	v, ok := m[k]   becomes  v, ok := m[k], func() bool { _, b := m[k]; return b }()
+//
+// (x, m and k are evaluated twice, so only side-effect-free operands are
+// rewritten), and a binding type switch runs inside func() { ... }().
+// Function bodies are left alone: yaegi handles these forms there.
+func (r *rewriter) commaOK(root ast.Node) {
+	ast.Inspect(root, func(n ast.Node) bool {
+		if r.err != nil {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.AssignStmt:
+			r.commaOKAssign(n)
+		case *ast.BlockStmt:
+			wrapTypeSwitches(n.List)
+		case *ast.CaseClause:
+			wrapTypeSwitches(n.Body)
+		case *ast.CommClause:
+			wrapTypeSwitches(n.Body)
+		}
+		return true
+	})
+}
+
+func (r *rewriter) commaOKAssign(as *ast.AssignStmt) {
+	if len(as.Lhs) != 2 || len(as.Rhs) != 1 {
+		return
+	}
+	okFunc := func(x ast.Expr) ast.Expr {
+		return &ast.CallExpr{Fun: &ast.FuncLit{
+			Type: &ast.FuncType{Params: &ast.FieldList{}, Results: &ast.FieldList{List: []*ast.Field{{Type: ast.NewIdent("bool")}}}},
+			Body: &ast.BlockStmt{List: []ast.Stmt{
+				&ast.AssignStmt{Lhs: []ast.Expr{ast.NewIdent("_"), ast.NewIdent("_gxok")}, Tok: token.DEFINE, Rhs: []ast.Expr{x}},
+				&ast.ReturnStmt{Results: []ast.Expr{ast.NewIdent("_gxok")}},
+			}},
+		}}
+	}
+	switch x := as.Rhs[0].(type) {
+	case *ast.TypeAssertExpr:
+		if x.Type == nil || !sideEffectFree(x.X) {
+			return
+		}
+		value := &ast.CallExpr{Fun: &ast.FuncLit{
+			Type: &ast.FuncType{Params: &ast.FieldList{}, Results: &ast.FieldList{List: []*ast.Field{{Type: x.Type}}}},
+			Body: &ast.BlockStmt{List: []ast.Stmt{
+				&ast.AssignStmt{Lhs: []ast.Expr{ast.NewIdent("_gxv0"), ast.NewIdent("_")}, Tok: token.DEFINE, Rhs: []ast.Expr{&ast.TypeAssertExpr{X: x.X, Type: x.Type}}},
+				&ast.ReturnStmt{Results: []ast.Expr{ast.NewIdent("_gxv0")}},
+			}},
+		}}
+		as.Rhs = []ast.Expr{value, okFunc(&ast.TypeAssertExpr{X: x.X, Type: x.Type})}
+	case *ast.IndexExpr:
+		if !sideEffectFree(x.X) || !sideEffectFree(x.Index) {
+			return
+		}
+		as.Rhs = []ast.Expr{x, okFunc(&ast.IndexExpr{X: x.X, Index: x.Index})}
+	case *ast.UnaryExpr:
+		if x.Op == token.ARROW {
+			r.err = &frontend.Error{Name: "CompileError", Value: "`v, ok := <-ch` outside a function is not supported by the interpreter (yaegi v0.16.1); receive inside a function, e.g. func() { v, ok := <-ch; ... }()"}
+		}
+	}
+}
+
+// wrapTypeSwitches runs each binding type switch of list inside a func
+// literal, unless it branches out of itself (continue, goto, labels, return).
+func wrapTypeSwitches(list []ast.Stmt) {
+	for i, st := range list {
+		ts, ok := st.(*ast.TypeSwitchStmt)
+		if !ok {
+			continue
+		}
+		if _, binds := ts.Assign.(*ast.AssignStmt); !binds || branchesOut(ts) {
+			continue
+		}
+		list[i] = &ast.ExprStmt{X: &ast.CallExpr{Fun: &ast.FuncLit{
+			Type: &ast.FuncType{Params: &ast.FieldList{}},
+			Body: &ast.BlockStmt{List: []ast.Stmt{ts}},
+		}}}
+	}
+}
+
+func branchesOut(n ast.Node) bool {
+	out := false
+	ast.Inspect(n, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			out = true
+		case *ast.BranchStmt:
+			if n.Tok == token.CONTINUE || n.Tok == token.GOTO || n.Label != nil {
+				out = true
+			}
+		}
+		return !out
+	})
+	return out
+}
+
+// sideEffectFree reports an expression that may be evaluated twice:
+// identifiers, literals, selectors, indexing and arithmetic on those.
+func sideEffectFree(x ast.Expr) bool {
+	ok := true
+	ast.Inspect(x, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr, *ast.FuncLit, *ast.CompositeLit:
+			ok = false
+		case *ast.UnaryExpr:
+			if n.Op == token.ARROW {
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok
 }
 
 func (r *rewriter) rewrite(root ast.Node) {

@@ -190,34 +190,40 @@ func (e *Engine) runCell(ctx context.Context, cs *cellState, src string) (fronte
 	auto := e.autoImports(pc, specs, cellNames)
 	if len(specs)+len(auto) > 0 {
 		all := append(append([]*ast.ImportSpec(nil), specs...), auto...)
-		gen := &ast.GenDecl{Tok: token.IMPORT, Lparen: 1, Rparen: 1}
-		for _, s := range all {
-			gen.Specs = append(gen.Specs, s)
-		}
-		f := &ast.File{Name: ast.NewIdent("main"), Decls: []ast.Decl{gen}, Package: pcPos(pc)}
-		prog, err := compileAST(it, f)
-		if err == nil {
-			err = e.runProgram(ctx, it, prog)
-		}
-		if err != nil {
-			return nil, e.toError(err, pc.src, "ImportError")
-		}
-		e.mu.Lock()
-		for _, s := range all {
-			p, _ := strconv.Unquote(s.Path.Value)
-			name := e.importNameLocked(s)
+		// One import at a time: yaegi registers the packages of an import
+		// block before it finds a bad path in it, so a failed block would
+		// leave good imports registered but unrecorded ("redeclared" on
+		// every later import of them).
+		for _, spec := range all {
+			gen := &ast.GenDecl{Tok: token.IMPORT, Lparen: 1, Rparen: 1, Specs: []ast.Spec{spec}}
+			f := &ast.File{Name: ast.NewIdent("main"), Decls: []ast.Decl{gen}, Package: pcPos(pc)}
+			prog, err := compileAST(it, f)
+			if err == nil {
+				err = e.runProgram(ctx, it, prog)
+			}
+			if err != nil {
+				ferr := e.toError(err, pc.src, "ImportError")
+				if strings.Contains(ferr.Value, "unable to find source related to") {
+					path, _ := strconv.Unquote(spec.Path.Value)
+					ferr.Value = fmt.Sprintf("package %q is not available in cells: they can import the standard library, gonum (mat, floats, stat) and goaccel's packages; other modules would have to be compiled into the kernel", path)
+				}
+				return nil, ferr
+			}
+			e.mu.Lock()
+			p, _ := strconv.Unquote(spec.Path.Value)
+			name := e.importNameLocked(spec)
 			if name != "_" && name != "." {
 				e.imports[name] = p
 			}
-			srcText := pc.text(pc.importFile, s.Pos(), s.End())
+			srcText := pc.text(pc.importFile, spec.Pos(), spec.End())
 			if srcText == "" {
-				srcText = importSource(s)
+				srcText = importSource(spec)
 			} else {
 				srcText = "import " + srcText
 			}
 			e.logDecl(Declaration{Kind: KindImport, Name: name, Source: srcText, Path: p, Cell: cs.count})
+			e.mu.Unlock()
 		}
-		e.mu.Unlock()
 		for _, s := range auto {
 			e.out.write("stderr", []byte(fmt.Sprintf("goaccel: added import %s\n", s.Path.Value)))
 		}
