@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"syscall"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/goaccel/goaccel/accelerate"
 	"github.com/goaccel/goaccel/gpu"
 	"github.com/goaccel/goaccel/launcher"
@@ -23,6 +25,7 @@ func runHidden(args []string, stderr io.Writer) (int, bool) {
 	if args[0] != launcher.WorkerSubcommand {
 		return 0, false
 	}
+	logrus.SetFormatter(cellLogFormatter{})
 	engine, err := notebook.New(notebook.Options{
 		Symbols: []map[string]map[string]reflect.Value{symbols.Symbols},
 		Version: versionString(),

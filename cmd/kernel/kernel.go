@@ -59,6 +59,7 @@ func runKernel(args []string, stderr io.Writer) error {
 	log.SetFormatter(&logrus.TextFormatter{FullTimestamp: true, TimestampFormat: "15:04:05.000000"})
 	log.SetOutput(capture.OriginalStderr())
 	log.SetLevel(lvl)
+	logrus.SetFormatter(cellLogFormatter{}) // libraries' warnings, shown in the cell
 	if *logFile != "" {
 		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
