@@ -100,6 +100,9 @@ type Engine struct {
 	pkgName map[string]string                   // import path → package name (from the symbol tables)
 	symtab  map[string]map[string]reflect.Value // import path → symbols
 
+	autoOnce   sync.Once         // builds autoByName
+	autoByName map[string]string // package name → path, for auto-import
+
 	// launch state (see launch.go)
 	launchMu   sync.Mutex
 	launchFunc string            // name of the function being launched

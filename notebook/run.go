@@ -320,7 +320,12 @@ func (e *Engine) runCell(ctx context.Context, cs *cellState, src string) (fronte
 		// First the plain statement: yaegi accepts `_gxv := undefinedName`
 		// silently, so errors are taken from the plain form.
 		body.List[last] = &ast.ExprStmt{X: trailing}
-		if _, err = compileAST(it, body); err == nil {
+		if e.namesKnown(it, trailing, rw.cellNames) {
+			err = nil // nothing yaegi could silently accept: skip the plain compile
+		} else {
+			_, err = compileAST(it, body)
+		}
+		if err == nil {
 			for _, v := range variants {
 				body.List[last] = v.st
 				prog, err = compileAST(it, body)
@@ -375,6 +380,10 @@ const (
 // showValue formats _gxv into the cell's result with showProbes.
 func (e *Engine) showValue(ctx context.Context, it *interp.Interpreter, cs *cellState) {
 	jsonText, text := false, false
+	if t, ok := e.textWithoutProbe(it); ok {
+		cs.setResult("text/plain", t)
+		text = true
+	}
 	skip := e.probeFilter(it)
 	for i, probe := range showProbes {
 		if skip(probe) {
@@ -681,23 +690,8 @@ var preferredImport = map[string]string{
 // autoImports finds packages the cell uses (pkg.Name) without importing or
 // declaring pkg, and returns import specs for those in the symbol tables.
 func (e *Engine) autoImports(pc *parsedCell, explicit []*ast.ImportSpec, cellNames map[string]bool) []*ast.ImportSpec {
+	byName := e.importablePackages()
 	e.mu.RLock()
-	byName := map[string]string{}
-	for p, n := range e.pkgName {
-		if strings.HasPrefix(p, rtPath) || strings.Contains(p, "internal") {
-			continue
-		}
-		if old, ok := byName[n]; ok {
-			if pref, ok := preferredImport[n]; ok {
-				byName[n] = pref
-				continue
-			}
-			if len(old) < len(p) || (len(old) == len(p) && old < p) {
-				continue
-			}
-		}
-		byName[n] = p
-	}
 	imported := map[string]bool{}
 	for n := range e.imports {
 		imported[n] = true
@@ -1295,4 +1289,100 @@ func (e *Engine) probeFilter(it *interp.Interpreter) func(probe string) bool {
 		}
 		return false
 	}
+}
+
+// importablePackages maps a package name to the import path auto-import
+// uses for it. It depends only on the symbol tables, so it is computed once.
+func (e *Engine) importablePackages() map[string]string {
+	e.autoOnce.Do(func() {
+		e.mu.RLock()
+		defer e.mu.RUnlock()
+		byName := map[string]string{}
+		for p, n := range e.pkgName {
+			if strings.HasPrefix(p, rtPath) || strings.Contains(p, "internal") {
+				continue
+			}
+			if old, ok := byName[n]; ok {
+				if pref, ok := preferredImport[n]; ok {
+					byName[n] = pref
+					continue
+				}
+				if len(old) < len(p) || (len(old) == len(p) && old < p) {
+					continue
+				}
+			}
+			byName[n] = p
+		}
+		e.autoByName = byName
+	})
+	return e.autoByName
+}
+
+// namesKnown reports whether every identifier x uses (outside selectors'
+// field names) is predeclared, declared by this cell, or a global, import or
+// declaration of an earlier cell: then `_gxv := x` cannot hide an
+// undefined name, which yaegi would accept silently.
+func (e *Engine) namesKnown(it *interp.Interpreter, x ast.Expr, cellNames map[string]bool) bool {
+	sels := map[*ast.Ident]bool{}
+	ast.Inspect(x, func(n ast.Node) bool {
+		if se, ok := n.(*ast.SelectorExpr); ok {
+			sels[se.Sel] = true
+		}
+		return true
+	})
+	var globals map[string]reflect.Value
+	known := true
+	ast.Inspect(x, func(n ast.Node) bool {
+		id, ok := n.(*ast.Ident)
+		if !ok || sels[id] || !known {
+			return known
+		}
+		switch {
+		case id.Name == "_", isUniverse(id.Name), cellNames[id.Name], e.hasName(id.Name):
+			return true
+		}
+		e.mu.RLock()
+		_, imp := e.imports[id.Name]
+		e.mu.RUnlock()
+		if imp {
+			return true
+		}
+		if globals == nil {
+			globals = it.Globals()
+		}
+		if _, ok := globals[id.Name]; ok {
+			return true
+		}
+		known = false
+		return false
+	})
+	return known
+}
+
+// textWithoutProbe formats _gxv in compiled code, saving a compile, when that
+// gives what fmt inside the interpreter would: no cell declared a method fmt
+// looks for (interpreted methods are invisible to compiled fmt).
+func (e *Engine) textWithoutProbe(it *interp.Interpreter) (string, bool) {
+	for _, d := range e.Declarations() {
+		if d.Kind != KindMethod {
+			continue
+		}
+		switch d.Name[strings.LastIndex(d.Name, ".")+1:] {
+		case "String", "Error", "Format", "GoString":
+			return "", false
+		}
+	}
+	v, ok := it.Globals()["_gxv"]
+	if !ok || !v.IsValid() {
+		return "", false
+	}
+	if v.Kind() == reflect.Interface && v.IsNil() {
+		return "<nil>", true
+	}
+	if v.Kind() == reflect.String {
+		if _, has := v.Type().MethodByName("String"); !has {
+			return strconv.Quote(v.String()), true
+		}
+	}
+	return fmt.Sprint(v.Interface()), true
 }
