@@ -528,6 +528,9 @@ func TestParseNvidiaSMI(t *testing.T) {
 	}
 }
 
+// TestWorkerLogsGoToKernelLog: every entry of a worker's standard logger
+// reaches the kernel's log; warnings and errors are also shown in the cell
+// (on the rank's stderr), debug and info entries are not.
 func TestWorkerLogsGoToKernelLog(t *testing.T) {
 	defer launcher.FakeGPUs()()
 	hook := logtest.NewGlobal()
@@ -536,8 +539,14 @@ func TestWorkerLogsGoToKernelLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pub.Text("stderr") != "" {
-		t.Errorf("worker logs reached the cell: %q", pub.Text("stderr"))
+	stderr := pub.Text("stderr")
+	for _, r := range []string{"[rank 0] ", "[rank 1] "} {
+		if !strings.Contains(stderr, r) || !strings.Contains(stderr, "internal warning from the worker") {
+			t.Errorf("the cell lacks %q's warning: %q", r, stderr)
+		}
+	}
+	if strings.Contains(stderr, "debug entry") {
+		t.Errorf("a debug entry reached the cell: %q", stderr)
 	}
 	ranks := map[any]bool{}
 	for _, e := range hook.AllEntries() {

@@ -32,8 +32,8 @@ const (
 	// EnvWorkerMode is "run" or "preflight".
 	EnvWorkerMode = "GOACCEL_WORKER_MODE"
 	// EnvLogLevel is the kernel's logrus level; a worker logs at the same
-	// level, and its log entries travel to the kernel's log (never to the
-	// cell).
+	// level, and its log entries travel to the kernel's log (warnings and
+	// errors are shown in the cell too).
 	EnvLogLevel = "GOACCEL_LOG_LEVEL"
 	// EnvLauncherPID is the launching process's pid: a worker whose parent
 	// is already gone exits at once (closing the Pdeathsig race).
@@ -151,4 +151,21 @@ func (h *logForwarder) Fire(e *logrus.Entry) error {
 		fields[k] = v
 	}
 	return h.w.send(wireMsg{Type: msgLog, Level: e.Level.String(), Message: e.Message, Fields: fields})
+}
+
+// userLogHook writes warnings and errors of the standard logger to w
+// (the worker's stderr), formatted by the logger's formatter.
+type userLogHook struct{ w io.Writer }
+
+func (h *userLogHook) Levels() []logrus.Level {
+	return []logrus.Level{logrus.PanicLevel, logrus.FatalLevel, logrus.ErrorLevel, logrus.WarnLevel}
+}
+
+func (h *userLogHook) Fire(e *logrus.Entry) error {
+	b, err := e.Logger.Formatter.Format(e)
+	if err != nil {
+		return err
+	}
+	_, err = h.w.Write(b)
+	return err
 }

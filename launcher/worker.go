@@ -36,7 +36,8 @@ const defaultJoinTimeout = 600 * time.Second
 //
 // WorkerMain installs a display sink that forwards display calls to the
 // cell, sends the standard logrus logger's entries to the kernel's log (at
-// the kernel's level; never to the cell), reads the payload, runs it with rt.Run and reports the results (exit
+// the kernel's level) and its warnings and errors also to the cell, reads
+// the payload, runs it with rt.Run and reports the results (exit
 // code 0) or the error (exit code 1). In pre-flight mode it only joins the
 // process group, runs rt's Preflight if it has one, and exits. The first
 // SIGINT cancels ctx given to rt.Run; a second one exits at once (130).
@@ -64,13 +65,17 @@ func WorkerMain(ctx context.Context, rt WorkerRuntime) int {
 	defer payloadFile.Close()
 
 	ww := newWireWriter(events)
-	// The worker's internal logs go to the kernel's log, not to its stderr
+	// The worker's logs go to the kernel's log (warnings also to stderr, below)
 	// (which is the cell's).
 	if lvl, err := logrus.ParseLevel(os.Getenv(EnvLogLevel)); err == nil {
 		logrus.SetLevel(lvl)
 	}
 	logrus.SetOutput(io.Discard)
 	logrus.AddHook(&logForwarder{w: ww})
+	// Warnings and errors are also the user's business (a tracker that
+	// cannot record a value says so): they go to stderr, which the cell
+	// shows with the rank's prefix, as in the kernel's own process.
+	logrus.AddHook(&userLogHook{w: os.Stderr})
 	restore := display.SetSink(&forwardingSink{w: ww, stdout: os.Stdout, stderr: os.Stderr})
 	defer restore()
 
