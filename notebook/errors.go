@@ -102,6 +102,7 @@ var hints = []struct{ match, hint string }{
 	{"unable to find source related to", "only the standard library, goaccel's packages and the packages compiled into this kernel can be imported"},
 	{"definition loop", "yaegi reports this for an undefined name on the right-hand side, or for a package-level initializer it cannot order"},
 	{"redeclared in this block", "a name can be redefined in a later cell, but not twice in one cell"},
+	{"cannot use type func(", "if this calls a generic function with a function literal, yaegi cannot infer its type parameters from it: give them explicitly, e.g. Map[int, string](xs, func(i int) string {...})"},
 }
 
 func hintFor(msg string) string {
