@@ -83,6 +83,11 @@ type Declaration struct {
 	Path string
 	// Cell is the execution count of the cell that declared it.
 	Cell int
+
+	// results is how many results a KindFunc or KindMethod returns,
+	// counted from the AST when it is logged, so that choosing how to show
+	// a trailing call never re-parses Source.
+	results int
 }
 
 // Engine runs Go notebook cells on one yaegi interpreter. Its methods are
@@ -132,7 +137,9 @@ type cellState struct {
 	result   frontend.MIMEBundle
 	trace    []string
 	goPanics []string
-	kind     string
+	// probeAnswer is what the hooks of askInterpreter's probes report
+	// (_gxrt.Kind: a value's kind; _gxrt.Outs: a method's result count).
+	probeAnswer string
 }
 
 func (cs *cellState) running() bool {
@@ -274,7 +281,7 @@ func (e *Engine) runtimeSymbols() map[string]map[string]reflect.Value {
 			"Image":      reflect.ValueOf(func(img image.Image) { e.withCell(func(cs *cellState) { setImage(cs, img) }) }),
 			"GoPanic":    reflect.ValueOf(e.goPanic),
 			"Clear":      reflect.ValueOf(clearValue),
-			"Kind":       reflect.ValueOf(func(v any) { e.withCell(func(cs *cellState) { cs.kind = kindOf(v) }) }),
+			"Kind":       reflect.ValueOf(func(v any) { e.withCell(func(cs *cellState) { cs.probeAnswer = kindOf(v) }) }),
 			"LaunchName": reflect.ValueOf(e.launchName),
 			"TypeOf": reflect.ValueOf(func(v any) {
 				e.launchMu.Lock()
@@ -284,7 +291,7 @@ func (e *Engine) runtimeSymbols() map[string]map[string]reflect.Value {
 			"Decode":    reflect.ValueOf(e.decodeCarried),
 			"Result":    reflect.ValueOf(e.setLaunchResult),
 			"ResultErr": reflect.ValueOf(e.setLaunchErr),
-			"Outs":      reflect.ValueOf(func(v any, method string) { e.withCell(func(cs *cellState) { cs.kind = methodOuts(v, method) }) }),
+			"Outs":      reflect.ValueOf(func(v any, method string) { e.withCell(func(cs *cellState) { cs.probeAnswer = methodOuts(v, method) }) }),
 		},
 		"time/time": {
 			// An interruptible time.Sleep (the compiled one cannot be
@@ -298,6 +305,13 @@ func (e *Engine) runtimeSymbols() map[string]map[string]reflect.Value {
 			"Stdin": reflect.ValueOf(&e.stdinVar).Elem(),
 		},
 	}
+}
+
+// interp is the current interpreter (%reset replaces it).
+func (e *Engine) interp() *interp.Interpreter {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.it
 }
 
 func (e *Engine) withCell(f func(cs *cellState)) {

@@ -432,9 +432,7 @@ func (e *Engine) setLaunchErr(msg string) {
 func (e *Engine) typeNames(decls []Declaration) (map[reflect.Type]string, error) {
 	out := map[reflect.Type]string{}
 	cs := e.currentCell()
-	e.mu.RLock()
-	it := e.it
-	e.mu.RUnlock()
+	it := e.interp()
 	if cs == nil || it == nil {
 		return out, nil
 	}
@@ -442,12 +440,7 @@ func (e *Engine) typeNames(decls []Declaration) (map[reflect.Type]string, error)
 		if d.Kind != KindType || strings.Contains(d.Source, "[") && isGenericType(d.Source) {
 			continue
 		}
-		text := fmt.Sprintf(bodyPrefixFmt, "type_query/_.go") + "_gxrt.TypeOf(new(" + d.Name + "))\n}\n"
-		f, err := parser.ParseFile(it.FileSet(), "_.go", text, 0)
-		if err != nil {
-			continue
-		}
-		prog, err := compileAST(it, f.Decls[0].(*ast.FuncDecl).Body)
+		prog, err := compileProbe(it, "type_query/_.go", "_gxrt.TypeOf(new("+d.Name+"))")
 		if err != nil {
 			continue
 		}

@@ -1,10 +1,8 @@
 package notebook
 
 import (
-	"context"
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"strings"
 
@@ -384,28 +382,8 @@ func (r *rewriter) queryKind(expr string) string {
 	if cs == nil {
 		return ""
 	}
-	text := fmt.Sprintf(bodyPrefixFmt, "kind_query/_.go") + "_gxrt.Kind(" + expr + ")\n}\n"
-	f, err := parser.ParseFile(r.it.FileSet(), "_.go", text, 0)
-	if err != nil {
-		return ""
-	}
-	prog, err := compileAST(r.it, f.Decls[0].(*ast.FuncDecl).Body)
-	if err != nil {
-		return ""
-	}
-	cs.mu.Lock()
-	cs.kind = ""
-	cs.mu.Unlock()
-	ctx := cs.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if err := r.e.runProgram(ctx, r.it, prog); err != nil {
-		return ""
-	}
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	return cs.kind
+	kind, _ := r.e.askInterpreter(r.it, cs, "kind_query/_.go", "_gxrt.Kind("+expr+")")
+	return kind
 }
 
 var intTypes = map[string]bool{

@@ -8,9 +8,7 @@ import (
 	"go/parser"
 	"go/printer"
 	"go/token"
-	"image"
 	"path"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -150,12 +148,55 @@ func (e *Engine) runProgram(ctx context.Context, it *interp.Interpreter, prog *i
 // given to stop before the next use of the interpreter.
 const interruptSettle = 50 * time.Millisecond
 
+// parseProbe parses code, statements for a function body, as a file of its
+// own named fname (in positions and errors). Probes are the small programs
+// that ask the interpreter something (a value's kind, how many results a
+// method returns, a type's reflect.Type) or format _gxv.
+func parseProbe(it *interp.Interpreter, fname, code string) (*ast.BlockStmt, error) {
+	text := fmt.Sprintf(bodyPrefixFmt, fname) + code + "\n}\n"
+	f, err := parser.ParseFile(it.FileSet(), "_.go", text, 0)
+	if err != nil {
+		return nil, err
+	}
+	return f.Decls[0].(*ast.FuncDecl).Body, nil
+}
+
+// compileProbe parses and compiles a probe (see parseProbe).
+func compileProbe(it *interp.Interpreter, fname, code string) (*interp.Program, error) {
+	body, err := parseProbe(it, fname, code)
+	if err != nil {
+		return nil, err
+	}
+	return compileAST(it, body)
+}
+
+// askInterpreter runs a probe whose runtime hook (_gxrt.Kind, _gxrt.Outs)
+// answers in cs.probeAnswer, and returns the answer; ok is false when the
+// probe did not compile or failed.
+func (e *Engine) askInterpreter(it *interp.Interpreter, cs *cellState, fname, code string) (answer string, ok bool) {
+	prog, err := compileProbe(it, fname, code)
+	if err != nil {
+		return "", false
+	}
+	cs.mu.Lock()
+	cs.probeAnswer = ""
+	cs.mu.Unlock()
+	ctx := cs.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := e.runProgram(ctx, it, prog); err != nil {
+		return "", false
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.probeAnswer, true
+}
+
 // runCell runs the Go code of a cell and returns the trailing expression's
 // MIME bundle (nil when there is none).
 func (e *Engine) runCell(ctx context.Context, cs *cellState, src string) (frontend.MIMEBundle, *frontend.Error) {
-	e.mu.RLock()
-	it := e.it
-	e.mu.RUnlock()
+	it := e.interp()
 	fset := it.FileSet()
 	pc, ferr := e.parseCell(fset, src, cs.count)
 	if ferr != nil {
@@ -281,11 +322,9 @@ func (e *Engine) runCell(ctx context.Context, cs *cellState, src string) (fronte
 		}
 	}
 
-	// The trailing expression: try, in order, a single value (assigned to
-	// the global _gxv, then formatted by showProbes), several values
-	// (_gxShow(f())), and no value (a call run as a statement).
+	// The trailing expression, whose value is the cell's result (see
+	// compileBody).
 	var trailing ast.Expr
-	mode := showNone
 	if n := len(body.List); n > 0 && !rw.definesMain {
 		if es, ok := body.List[n-1].(*ast.ExprStmt); ok {
 			trailing = es.X
@@ -294,50 +333,7 @@ func (e *Engine) runCell(ctx context.Context, cs *cellState, src string) (fronte
 	if rw.definesMain {
 		body.List = append(body.List, &ast.ExprStmt{X: &ast.CallExpr{Fun: ast.NewIdent(mainName)}})
 	}
-	var prog *interp.Program
-	var err error
-	if trailing != nil {
-		last := len(body.List) - 1
-		variants := []struct {
-			mode showMode
-			st   ast.Stmt
-		}{
-			{showSingle, &ast.AssignStmt{Lhs: []ast.Expr{ast.NewIdent("_gxv")}, Tok: token.DEFINE, TokPos: trailing.Pos(), Rhs: []ast.Expr{trailing}}},
-			{showMulti, &ast.ExprStmt{X: &ast.CallExpr{Fun: ast.NewIdent("_gxShow"), Args: []ast.Expr{trailing}}}},
-			{showNone, &ast.ExprStmt{X: trailing}},
-		}
-		if e.quietCall(pc, trailing) {
-			variants = variants[2:]
-		} else {
-			switch resultCount(e, pc, trailing) {
-			case 0:
-				variants = variants[2:]
-			case -1, 1:
-			default:
-				variants = variants[1:]
-			}
-		}
-		// First the plain statement: yaegi accepts `_gxv := undefinedName`
-		// silently, so errors are taken from the plain form.
-		body.List[last] = &ast.ExprStmt{X: trailing}
-		if e.namesKnown(it, trailing, rw.cellNames) {
-			err = nil // nothing yaegi could silently accept: skip the plain compile
-		} else {
-			_, err = compileAST(it, body)
-		}
-		if err == nil {
-			for _, v := range variants {
-				body.List[last] = v.st
-				prog, err = compileAST(it, body)
-				if err == nil {
-					mode = v.mode
-					break
-				}
-			}
-		}
-	} else {
-		prog, err = compileAST(it, body)
-	}
+	prog, mode, err := e.compileBody(it, pc, rw, body, trailing)
 	if err != nil {
 		return nil, e.toError(err, pc.src, "CompileError")
 	}
@@ -367,56 +363,6 @@ func (e *Engine) runCell(ctx context.Context, cs *cellState, src string) (fronte
 		return nil, nil
 	}
 	return cs.takeResult(), nil
-}
-
-type showMode int
-
-const (
-	showNone showMode = iota
-	showSingle
-	showMulti
-)
-
-// showValue formats _gxv into the cell's result with showProbes.
-func (e *Engine) showValue(ctx context.Context, it *interp.Interpreter, cs *cellState) {
-	jsonText, text := false, false
-	if t, ok := e.textWithoutProbe(it); ok {
-		cs.setResult("text/plain", t)
-		text = true
-	}
-	skip := e.probeFilter(it)
-	for i, probe := range showProbes {
-		if skip(probe) {
-			continue
-		}
-		if jsonText && strings.Contains(probe, "_gxrt.JSON(") {
-			continue
-		}
-		if text && strings.HasPrefix(probe, "_gxrt.Text(") {
-			continue
-		}
-		src := fmt.Sprintf(bodyPrefixFmt, "goaccel/_.go") + probe + "\n}\n"
-		f, err := parser.ParseFile(it.FileSet(), "_.go", src, 0)
-		if err != nil {
-			continue
-		}
-		prog, err := compileAST(it, f.Decls[0].(*ast.FuncDecl).Body)
-		if err != nil {
-			continue
-		}
-		cs.takeTrace()
-		err = e.runProgram(ctx, it, prog)
-		if strings.HasPrefix(probe, "_gxrt.Text(") {
-			if err != nil && i > 0 {
-				cs.setResult("text/plain", "<value could not be formatted: "+err.Error()+">")
-			}
-			text = err == nil || i > 0
-		}
-		cs.takeTrace()
-		if strings.Contains(probe, "JSONText") && err == nil {
-			jsonText = true
-		}
-	}
 }
 
 // goPanicError turns panics reported by the cell's goroutines into an error.
@@ -505,7 +451,7 @@ func (e *Engine) runDecls(ctx context.Context, it *interp.Interpreter, pc *parse
 				kind = KindMethod
 				name = recvTypeName(d.Recv.List[0].Type) + "." + name
 			}
-			pending = append(pending, Declaration{Kind: kind, Name: name, Source: text, Cell: cs.count})
+			pending = append(pending, Declaration{Kind: kind, Name: name, Source: text, Cell: cs.count, results: funcResults(d.Type)})
 		case *ast.GenDecl:
 			pending = append(pending, genDecls(pc, pc.declFile, d, cs.count)...)
 		}
@@ -728,9 +674,7 @@ func (e *Engine) autoImports(pc *parsedCell, explicit []*ast.ImportSpec, cellNam
 		ast.Inspect(pc.decls, visit)
 	}
 	if pc.body != nil {
-		if pc.body != nil {
-			ast.Inspect(pc.body, visit)
-		}
+		ast.Inspect(pc.body, visit)
 	}
 	names := make([]string, 0, len(want))
 	for n := range want {
@@ -804,49 +748,6 @@ func stmtNames(st ast.Stmt) []string {
 	return out
 }
 
-// evalExpr evaluates one expression (user_expressions) and returns its
-// MIME bundle, formatted as a cell's trailing expression is.
-func (e *Engine) evalExpr(ctx context.Context, cs *cellState, expr string) (frontend.MIMEBundle, *frontend.Error) {
-	e.mu.RLock()
-	it := e.it
-	e.mu.RUnlock()
-	if strings.Contains(expr, "\n") {
-		return nil, &frontend.Error{Name: "SyntaxError", Value: "a user expression must be one line: " + expr}
-	}
-	var lastErr error
-	for _, v := range []struct {
-		mode showMode
-		code string
-	}{{showSingle, "_gxv := " + expr}, {showMulti, "_gxShow(" + expr + ")"}} {
-		text := fmt.Sprintf(bodyPrefixFmt, "user_expression/_.go") + v.code + "\n}\n"
-		f, err := parser.ParseFile(it.FileSet(), "_.go", text, 0)
-		if err != nil {
-			return nil, compileError(err, expr)
-		}
-		body := f.Decls[0].(*ast.FuncDecl).Body
-		if len(body.List) != 1 {
-			return nil, &frontend.Error{Name: "SyntaxError", Value: "not a single expression: " + expr}
-		}
-		prog, err := compileAST(it, body)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		cs.takeResult()
-		if err := e.runProgram(ctx, it, prog); err != nil {
-			if isCtxErr(err) {
-				return nil, errInterrupted()
-			}
-			return nil, e.toError(err, expr, "")
-		}
-		if v.mode == showSingle {
-			e.showValue(ctx, it, cs)
-		}
-		return cs.takeResult(), nil
-	}
-	return nil, e.toError(lastErr, expr, "CompileError")
-}
-
 // moveVars moves the cell's var and const declarations that no function or
 // type of the cell refers to into the front of the statement block.
 func (e *Engine) moveVars(pc *parsedCell) map[ast.Stmt]bool {
@@ -898,399 +799,6 @@ func (e *Engine) moveVars(pc *parsedCell) map[ast.Stmt]bool {
 	return moved
 }
 
-// resultCount returns how many results a call returns when it can tell
-// (functions of this or earlier cells, functions of compiled packages), or
-// -1. yaegi v0.16.1 accepts `v := f()` for an f with two results, so the
-// count must be known before choosing how to show the value.
-func resultCount(e *Engine, pc *parsedCell, x ast.Expr) int {
-	call, ok := x.(*ast.CallExpr)
-	if !ok {
-		return -1
-	}
-	fields := func(ft *ast.FuncType) int {
-		if ft.Results == nil {
-			return 0
-		}
-		return ft.Results.NumFields()
-	}
-	switch fn := call.Fun.(type) {
-	case *ast.Ident:
-		if pc.decls != nil {
-			for _, d := range pc.decls.Decls {
-				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == fn.Name {
-					return fields(fd.Type)
-				}
-			}
-		}
-		for _, d := range e.Declarations() {
-			if d.Kind == KindFunc && d.Name == fn.Name {
-				f, err := parser.ParseFile(token.NewFileSet(), "", "package p\n"+d.Source, 0)
-				if err != nil {
-					return -1
-				}
-				for _, dd := range f.Decls {
-					if fd, ok := dd.(*ast.FuncDecl); ok {
-						return fields(fd.Type)
-					}
-				}
-			}
-		}
-	case *ast.SelectorExpr:
-		id, ok := fn.X.(*ast.Ident)
-		if !ok {
-			// a.b.M(): probe the receiver chain when it is rooted at a
-			// global variable (no calls, so evaluating it is harmless).
-			if chain, root := selectorChain(fn.X); chain != "" && root != "" {
-				if n := e.methodResultCount(pc, chain, fn.Sel.Name, root); n >= 0 {
-					return n
-				}
-			}
-			return e.methodNameResultCount(fn.Sel.Name)
-		}
-		if id.Name == "_gxrt" {
-			if v, ok := e.runtimeSymbols()[rtPath+"/gxrt"][fn.Sel.Name]; ok {
-				return v.Type().NumOut()
-			}
-			return -1
-		}
-		if id.Obj != nil { // a variable this cell declares
-			if n := e.methodResultCount(pc, id.Name, fn.Sel.Name, id.Name); n >= 0 {
-				return n
-			}
-			return e.methodNameResultCount(fn.Sel.Name)
-		}
-		e.mu.RLock()
-		defer e.mu.RUnlock()
-		p, ok := e.imports[id.Name]
-		if !ok {
-			e.mu.RUnlock()
-			n := e.methodResultCount(pc, id.Name, fn.Sel.Name, id.Name)
-			e.mu.RLock()
-			return n
-		}
-		v, ok := e.symtab[p][fn.Sel.Name]
-		if ok && v.IsValid() && v.Kind() == reflect.Func {
-			return v.Type().NumOut()
-		}
-	case *ast.FuncLit:
-		return fields(fn.Type)
-	}
-	return -1
-}
-
-// methodResultCount tells how many results recv.method(...) returns, for a
-// variable recv: the interpreter reports it for compiled types (through
-// reflect), and the declaration log for methods cells declared (when every
-// method of that name agrees). -1 when it cannot tell.
-func (e *Engine) methodResultCount(pc *parsedCell, recv, method, root string) int {
-	if n := e.localMethodResultCount(pc, recv, method); n >= 0 {
-		return n
-	}
-	cs := e.currentCell()
-	e.mu.RLock()
-	it := e.it
-	e.mu.RUnlock()
-	// Probe only names that are global variables: a probe that fails to
-	// compile can leave yaegi v0.16.1's global frame inconsistent.
-	isGlobal := false
-	if it != nil {
-		_, isGlobal = it.Globals()[root]
-	}
-	if cs != nil && it != nil && isGlobal {
-		text := fmt.Sprintf(bodyPrefixFmt, "outs_query/_.go") + "_gxrt.Outs(" + recv + ", " + strconv.Quote(method) + ")\n}\n"
-		if f, err := parser.ParseFile(it.FileSet(), "_.go", text, 0); err == nil {
-			if prog, err := compileAST(it, f.Decls[0].(*ast.FuncDecl).Body); err == nil {
-				cs.mu.Lock()
-				cs.kind = ""
-				cs.mu.Unlock()
-				ctx := cs.ctx
-				if ctx == nil {
-					ctx = context.Background()
-				}
-				if err := e.runProgram(ctx, it, prog); err == nil {
-					cs.mu.Lock()
-					k := cs.kind
-					cs.mu.Unlock()
-					if n, err := strconv.Atoi(k); err == nil {
-						return n
-					}
-				}
-			}
-		}
-	}
-	n := -1
-	consider := func(fd *ast.FuncDecl) bool {
-		if fd.Recv == nil || fd.Name.Name != method {
-			return true
-		}
-		c := 0
-		if fd.Type.Results != nil {
-			c = fd.Type.Results.NumFields()
-		}
-		if n != -1 && n != c {
-			n = -2
-			return false
-		}
-		n = c
-		return true
-	}
-	if pc.decls != nil {
-		for _, d := range pc.decls.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && !consider(fd) {
-				return -1
-			}
-		}
-	}
-	for _, d := range e.Declarations() {
-		if d.Kind != KindMethod || !strings.HasSuffix(d.Name, "."+method) {
-			continue
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), "", "package p\n"+d.Source, 0)
-		if err != nil {
-			return -1
-		}
-		for _, dd := range f.Decls {
-			if fd, ok := dd.(*ast.FuncDecl); ok && !consider(fd) {
-				return -1
-			}
-		}
-	}
-	if n < 0 {
-		return -1
-	}
-	return n
-}
-
-// localMethodResultCount handles a receiver this very cell declares from a
-// compiled package's function (`h := display.HTML(...)`): the function's
-// result type, known through reflect, tells the method's results.
-func (e *Engine) localMethodResultCount(pc *parsedCell, recv, method string) int {
-	var typ reflect.Type
-	visit := func(n ast.Node) bool {
-		if typ != nil {
-			return false
-		}
-		var lhs, rhs []ast.Expr
-		switch v := n.(type) {
-		case *ast.AssignStmt:
-			lhs, rhs = v.Lhs, v.Rhs
-		case *ast.ValueSpec:
-			for _, id := range v.Names {
-				lhs = append(lhs, id)
-			}
-			rhs = v.Values
-		default:
-			return true
-		}
-		as := struct{ Lhs, Rhs []ast.Expr }{lhs, rhs}
-		for i, l := range as.Lhs {
-			id, ok := l.(*ast.Ident)
-			if !ok || id.Name != recv {
-				continue
-			}
-			var call *ast.CallExpr
-			if len(as.Rhs) == len(as.Lhs) {
-				call, _ = as.Rhs[i].(*ast.CallExpr)
-			} else if len(as.Rhs) == 1 {
-				call, _ = as.Rhs[0].(*ast.CallExpr)
-			}
-			if call == nil {
-				continue
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok {
-				continue
-			}
-			pkg, ok := sel.X.(*ast.Ident)
-			if !ok {
-				continue
-			}
-			e.mu.RLock()
-			path, ok := e.imports[pkg.Name]
-			var fv reflect.Value
-			if ok {
-				fv = e.symtab[path][sel.Sel.Name]
-			}
-			e.mu.RUnlock()
-			if fv.IsValid() && fv.Kind() == reflect.Func {
-				ft := fv.Type()
-				idx := i
-				if len(as.Rhs) == len(as.Lhs) {
-					idx = 0
-				}
-				if idx < ft.NumOut() {
-					typ = ft.Out(idx)
-				}
-			}
-		}
-		return typ == nil
-	}
-	if pc.body != nil {
-		ast.Inspect(pc.body, visit)
-	}
-	if pc.decls != nil {
-		ast.Inspect(pc.decls, visit)
-	}
-	if typ == nil {
-		return -1
-	}
-	m, ok := typ.MethodByName(method)
-	if !ok {
-		return -1
-	}
-	return m.Type.NumOut()
-}
-
-// selectorChain renders a.b.c (identifiers and field selectors only) and
-// returns it with its root identifier; "" when x is anything else.
-func selectorChain(x ast.Expr) (chain, root string) {
-	switch x := x.(type) {
-	case *ast.Ident:
-		return x.Name, x.Name
-	case *ast.SelectorExpr:
-		c, r := selectorChain(x.X)
-		if c == "" {
-			return "", ""
-		}
-		return c + "." + x.Sel.Name, r
-	}
-	return "", ""
-}
-
-// methodNameResultCount is the last resort for x.M() when x's type is
-// unknown: if every method called M of the imported compiled packages' types
-// and of the cells' types returns the same number of results, that is the
-// answer. (yaegi v0.16.1 compiles `v := x.M()` for a void M and fails when
-// it runs, so guessing "one result" is not safe.)
-func (e *Engine) methodNameResultCount(method string) int {
-	n := -1
-	agree := func(c int) bool {
-		if n == -1 {
-			n = c
-			return true
-		}
-		return n == c
-	}
-	e.mu.RLock()
-	paths := make([]string, 0, len(e.imports))
-	for _, p := range e.imports {
-		paths = append(paths, p)
-	}
-	for _, p := range paths {
-		for _, v := range e.symtab[p] {
-			if !v.IsValid() || v.Kind() != reflect.Pointer || !v.IsNil() {
-				continue
-			}
-			t := v.Type() // *T for an exported type T
-			if m, ok := t.MethodByName(method); ok {
-				if !agree(m.Type.NumOut()) {
-					e.mu.RUnlock()
-					return -1
-				}
-			}
-			if t.Elem().Kind() == reflect.Interface {
-				if m, ok := t.Elem().MethodByName(method); ok && !agree(m.Type.NumOut()) {
-					e.mu.RUnlock()
-					return -1
-				}
-			}
-		}
-	}
-	e.mu.RUnlock()
-	for _, d := range e.Declarations() {
-		if d.Kind != KindMethod || !strings.HasSuffix(d.Name, "."+method) {
-			continue
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), "", "package p\n"+d.Source, 0)
-		if err != nil {
-			return -1
-		}
-		for _, dd := range f.Decls {
-			if fd, ok := dd.(*ast.FuncDecl); ok {
-				c := 0
-				if fd.Type.Results != nil {
-					c = fd.Type.Results.NumFields()
-				}
-				if !agree(c) {
-					return -1
-				}
-			}
-		}
-	}
-	return n
-}
-
-// quietCall reports a trailing call whose value nobody wants to see as the
-// cell's result: fmt.Println's byte count and error, the handle that
-// display.HTML returns (the display already shows the content).
-func (e *Engine) quietCall(pc *parsedCell, x ast.Expr) bool {
-	call, ok := x.(*ast.CallExpr)
-	if !ok {
-		return false
-	}
-	sel, ok := call.Fun.(*ast.SelectorExpr)
-	if !ok {
-		return false
-	}
-	pkg, ok := sel.X.(*ast.Ident)
-	if !ok || pkg.Obj != nil {
-		return false
-	}
-	switch e.importPath(pkg.Name, pc) {
-	case "fmt":
-		return strings.HasPrefix(sel.Sel.Name, "Print") || strings.HasPrefix(sel.Sel.Name, "Fprint")
-	case "github.com/goaccel/goaccel/display":
-		return true
-	}
-	return false
-}
-
-// probeFilter tells which show probes cannot apply to the current _gxv, so
-// a plain value costs one compile instead of one per probe. A probe calling
-// method M is needed only if the value's compiled type has M or some cell
-// declared a method M (interpreted types keep their methods out of reflect).
-func (e *Engine) probeFilter(it *interp.Interpreter) func(probe string) bool {
-	v, ok := it.Globals()["_gxv"]
-	if !ok || !v.IsValid() {
-		return func(string) bool { return false }
-	}
-	t := v.Type()
-	declared := map[string]bool{}
-	for _, d := range e.Declarations() {
-		if d.Kind == KindMethod {
-			declared[d.Name[strings.LastIndex(d.Name, ".")+1:]] = true
-		}
-	}
-	has := func(m string) bool {
-		if declared[m] {
-			return true
-		}
-		if _, ok := t.MethodByName(m); ok {
-			return true
-		}
-		if t.Kind() == reflect.Interface {
-			return true // the dynamic value may have it
-		}
-		_, ok := reflect.PointerTo(t).MethodByName(m)
-		return ok
-	}
-	imageType := reflect.TypeOf((*image.Image)(nil)).Elem()
-	return func(probe string) bool {
-		switch {
-		case strings.Contains(probe, `_gxv+""`):
-			return t.Kind() != reflect.String && t.Kind() != reflect.Interface
-		case strings.HasPrefix(probe, "_gxrt.Image("):
-			return !(t.Implements(imageType) || t.Kind() == reflect.Interface || declared["ColorModel"])
-		}
-		if i := strings.Index(probe, "_gxv."); i >= 0 {
-			name := probe[i+len("_gxv."):]
-			name = name[:strings.Index(name, "(")]
-			return !has(name)
-		}
-		return false
-	}
-}
-
 // importablePackages maps a package name to the import path auto-import
 // uses for it. It depends only on the symbol tables, so it is computed once.
 func (e *Engine) importablePackages() map[string]string {
@@ -1316,73 +824,4 @@ func (e *Engine) importablePackages() map[string]string {
 		e.autoByName = byName
 	})
 	return e.autoByName
-}
-
-// namesKnown reports whether every identifier x uses (outside selectors'
-// field names) is predeclared, declared by this cell, or a global, import or
-// declaration of an earlier cell: then `_gxv := x` cannot hide an
-// undefined name, which yaegi would accept silently.
-func (e *Engine) namesKnown(it *interp.Interpreter, x ast.Expr, cellNames map[string]bool) bool {
-	sels := map[*ast.Ident]bool{}
-	ast.Inspect(x, func(n ast.Node) bool {
-		if se, ok := n.(*ast.SelectorExpr); ok {
-			sels[se.Sel] = true
-		}
-		return true
-	})
-	var globals map[string]reflect.Value
-	known := true
-	ast.Inspect(x, func(n ast.Node) bool {
-		id, ok := n.(*ast.Ident)
-		if !ok || sels[id] || !known {
-			return known
-		}
-		switch {
-		case id.Name == "_", isUniverse(id.Name), cellNames[id.Name], e.hasName(id.Name):
-			return true
-		}
-		e.mu.RLock()
-		_, imp := e.imports[id.Name]
-		e.mu.RUnlock()
-		if imp {
-			return true
-		}
-		if globals == nil {
-			globals = it.Globals()
-		}
-		if _, ok := globals[id.Name]; ok {
-			return true
-		}
-		known = false
-		return false
-	})
-	return known
-}
-
-// textWithoutProbe formats _gxv in compiled code, saving a compile, when that
-// gives what fmt inside the interpreter would: no cell declared a method fmt
-// looks for (interpreted methods are invisible to compiled fmt).
-func (e *Engine) textWithoutProbe(it *interp.Interpreter) (string, bool) {
-	for _, d := range e.Declarations() {
-		if d.Kind != KindMethod {
-			continue
-		}
-		switch d.Name[strings.LastIndex(d.Name, ".")+1:] {
-		case "String", "Error", "Format", "GoString":
-			return "", false
-		}
-	}
-	v, ok := it.Globals()["_gxv"]
-	if !ok || !v.IsValid() {
-		return "", false
-	}
-	if v.Kind() == reflect.Interface && v.IsNil() {
-		return "<nil>", true
-	}
-	if v.Kind() == reflect.String {
-		if _, has := v.Type().MethodByName("String"); !has {
-			return strconv.Quote(v.String()), true
-		}
-	}
-	return fmt.Sprint(v.Interface()), true
 }
