@@ -281,7 +281,7 @@ func (e *Engine) runtimeSymbols() map[string]map[string]reflect.Value {
 			"Image":      reflect.ValueOf(func(img image.Image) { e.withCell(func(cs *cellState) { setImage(cs, img) }) }),
 			"GoPanic":    reflect.ValueOf(e.goPanic),
 			"Clear":      reflect.ValueOf(clearValue),
-			"Kind":       reflect.ValueOf(func(v any) { e.withCell(func(cs *cellState) { cs.probeAnswer = kindOf(v) }) }),
+			"Kind":       reflect.ValueOf(func(v any) { e.withCell(func(cs *cellState) { cs.answer(kindOf(v)) }) }),
 			"LaunchName": reflect.ValueOf(e.launchName),
 			"TypeOf": reflect.ValueOf(func(v any) {
 				e.launchMu.Lock()
@@ -291,7 +291,7 @@ func (e *Engine) runtimeSymbols() map[string]map[string]reflect.Value {
 			"Decode":    reflect.ValueOf(e.decodeCarried),
 			"Result":    reflect.ValueOf(e.setLaunchResult),
 			"ResultErr": reflect.ValueOf(e.setLaunchErr),
-			"Outs":      reflect.ValueOf(func(v any, method string) { e.withCell(func(cs *cellState) { cs.probeAnswer = methodOuts(v, method) }) }),
+			"Outs":      reflect.ValueOf(func(v any, method string) { e.withCell(func(cs *cellState) { cs.answer(methodOuts(v, method)) }) }),
 		},
 		"time/time": {
 			// An interruptible time.Sleep (the compiled one cannot be
@@ -672,4 +672,11 @@ func (e *Engine) flushOutput() {
 		e.opts.Capture.Drain(50 * time.Millisecond)
 	}
 	e.out.flush()
+}
+
+// answer records a probe's answer (see askInterpreter).
+func (cs *cellState) answer(a string) {
+	cs.mu.Lock()
+	cs.probeAnswer = a
+	cs.mu.Unlock()
 }
