@@ -33,21 +33,25 @@ func NewProgress(label string, total int) *Progress {
 }
 
 // Add advances the bar by n steps.
-func (p *Progress) Add(n int) { p.Set(p.value() + n) }
+func (p *Progress) Add(n int) { p.move(func(cur int) int { return cur + n }) }
 
 // Set moves the bar to n steps.
-func (p *Progress) Set(n int) {
+func (p *Progress) Set(n int) { p.move(func(int) int { return n }) }
+
+// move sets the step count to next(current) in one critical section (so
+// concurrent Adds are not lost) and redraws unless throttled; a throttled
+// move renders nothing.
+func (p *Progress) move(next func(int) int) {
 	p.mu.Lock()
-	p.n = n
-	draw := time.Since(p.lastDraw) >= p.interval || n >= p.total
-	if draw {
-		p.lastDraw = time.Now()
+	p.n = next(p.n)
+	if time.Since(p.lastDraw) < p.interval && p.n < p.total {
+		p.mu.Unlock()
+		return
 	}
+	p.lastDraw = time.Now()
 	b := p.bundle()
 	p.mu.Unlock()
-	if draw {
-		p.handle.Update(b)
-	}
+	p.handle.Update(b)
 }
 
 // Done draws the final state.
@@ -56,12 +60,6 @@ func (p *Progress) Done() {
 	b := p.bundle()
 	p.mu.Unlock()
 	p.handle.Update(b)
-}
-
-func (p *Progress) value() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.n
 }
 
 // bundle renders the bar; callers hold p.mu (or own p exclusively).

@@ -46,9 +46,9 @@ func parseConnection(data []byte) (ConnectionInfo, error) {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
-			return ci, fmt.Errorf("not valid JSON (line %d): %v", line, se)
+			return ci, fmt.Errorf("not valid JSON (line %d): %w", line, se)
 		}
-		return ci, fmt.Errorf("not a JSON object: %v", err)
+		return ci, fmt.Errorf("not a JSON object: %w", err)
 	}
 	str := func(name string, dst *string, required bool, def string) error {
 		v, ok := raw[name]

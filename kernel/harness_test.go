@@ -377,3 +377,23 @@ func (c *client) execute(code string, extra map[string]any) (*message, []*messag
 	}
 	return rep, c.iopubUntilIdle(id, 10*time.Second)
 }
+
+// hasPeer reports whether a peer with routing identity id is connected.
+func (s *zsock) hasPeer(id []byte) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.byID[string(id)]) > 0
+}
+
+// subscribers is the number of peers subscribed to anything.
+func (s *zsock) subscribers() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for p := range s.peers {
+		if len(p.topics) > 0 {
+			n++
+		}
+	}
+	return n
+}

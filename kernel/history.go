@@ -121,12 +121,6 @@ func (h *history) add(line int, input string, output *string) error {
 	return h.append(e)
 }
 
-func (h *history) currentSession() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.session
-}
-
 // tail is the last n entries (all when n <= 0), oldest first. With unique,
 // only the latest entry of each distinct input counts.
 func (h *history) tail(n int, unique bool) []histEntry {

@@ -148,3 +148,10 @@ func TestDefaultHistoryPath(t *testing.T) {
 		t.Errorf("without XDG_DATA_HOME: %s", p)
 	}
 }
+
+// currentSession is the session number this history appends to.
+func (h *history) currentSession() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.session
+}

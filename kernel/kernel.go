@@ -70,7 +70,7 @@ type Kernel struct {
 
 	handlers map[string]handler
 
-	iopubMu sync.Mutex // orders IOPub messages
+	iopubMu sync.Mutex // every subscriber sees IOPub messages in one order
 
 	execQ     chan *request
 	execCount atomic.Int64
@@ -454,9 +454,10 @@ func (k *Kernel) publish(msgType string, parent *message, content any, metadata 
 			topic = []byte("stream." + fmt.Sprint(m["name"]))
 		}
 	}
+	frames := k.frames([][]byte{topic}, msgType, raw, content, metadata)
 	k.iopubMu.Lock()
 	defer k.iopubMu.Unlock()
-	k.iopub.publish(k.frames([][]byte{topic}, msgType, raw, content, metadata))
+	k.iopub.publish(frames)
 }
 
 func (k *Kernel) publishStatus(state string, parent *message) {
@@ -476,7 +477,7 @@ func (k *Kernel) welcome(topic []byte) [][]byte {
 
 func decodeContent(r *request, v any) error {
 	if err := json.Unmarshal(r.msg.content, v); err != nil {
-		return fmt.Errorf("bad %s content: %v", r.msg.header.MsgType, err)
+		return fmt.Errorf("bad %s content: %w", r.msg.header.MsgType, err)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -46,9 +47,12 @@ type message struct {
 }
 
 // signer computes and checks HMAC signatures; a nil key means no signing.
+// Every message in and out is signed, so keyed HMAC states are pooled
+// rather than built (key padding, two hash states) per message.
 type signer struct {
 	key  []byte
-	hash func() hash.Hash
+	size int        // MAC length in bytes
+	macs *sync.Pool // of hash.Hash: HMACs keyed with key
 }
 
 func newSigner(scheme string, key []byte) (signer, error) {
@@ -66,21 +70,49 @@ func newSigner(scheme string, key []byte) (signer, error) {
 	default:
 		return signer{}, fmt.Errorf("unsupported signature scheme %q (want hmac-sha256)", scheme)
 	}
-	return signer{key: append([]byte(nil), key...), hash: h}, nil
+	key = append([]byte(nil), key...)
+	return signer{
+		key:  key,
+		size: h().Size(),
+		macs: &sync.Pool{New: func() any { return hmac.New(h, key) }},
+	}, nil
 }
 
+// mac appends the MAC of parts to dst.
+func (s signer) mac(dst []byte, parts ...[]byte) []byte {
+	m := s.macs.Get().(hash.Hash)
+	m.Reset()
+	for _, p := range parts {
+		m.Write(p)
+	}
+	dst = m.Sum(dst)
+	s.macs.Put(m)
+	return dst
+}
+
+// sign is the hex signature of parts, nil without a key.
 func (s signer) sign(parts ...[]byte) []byte {
 	if s.key == nil {
 		return nil
 	}
-	m := hmac.New(s.hash, s.key)
-	for _, p := range parts {
-		m.Write(p)
-	}
-	sum := m.Sum(nil)
+	var buf [sha512.Size]byte
+	sum := s.mac(buf[:0], parts...)
 	out := make([]byte, hex.EncodedLen(len(sum)))
 	hex.Encode(out, sum)
 	return out
+}
+
+// verify reports whether sig (hex, either case) is the signature of parts.
+func (s signer) verify(sig []byte, parts ...[]byte) bool {
+	if len(sig) != hex.EncodedLen(s.size) {
+		return false
+	}
+	var got, want [sha512.Size]byte
+	n, err := hex.Decode(got[:], sig)
+	if err != nil {
+		return false
+	}
+	return hmac.Equal(got[:n], s.mac(want[:0], parts...))
 }
 
 // Decoding errors. errBadSignature messages are dropped without a reply.
@@ -109,11 +141,8 @@ func decode(frames [][]byte, sg signer) (*message, error) {
 	if len(rest) < 5 {
 		return nil, errShortMessage
 	}
-	if sg.key != nil {
-		want := sg.sign(rest[1], rest[2], rest[3], rest[4])
-		if len(rest[0]) == 0 || !hmac.Equal(want, bytes.ToLower(rest[0])) {
-			return nil, errBadSignature
-		}
+	if sg.key != nil && !sg.verify(rest[0], rest[1], rest[2], rest[3], rest[4]) {
+		return nil, errBadSignature
 	}
 	m := &message{
 		identities: frames[:d],
@@ -123,7 +152,9 @@ func decode(frames [][]byte, sg signer) (*message, error) {
 		content:    rest[4],
 		buffers:    rest[5:],
 	}
-	if err := json.Unmarshal(rest[1], &m.header); err != nil || m.header.MsgType == "" || !isObject(rest[1]) {
+	// Unmarshal into a struct accepts only an object (or null, which leaves
+	// MsgType empty), so the header needs no separate isObject check.
+	if err := json.Unmarshal(rest[1], &m.header); err != nil || m.header.MsgType == "" {
 		return nil, errBadHeader
 	}
 	for _, part := range []struct {

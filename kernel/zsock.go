@@ -504,26 +504,6 @@ func (s *zsock) publish(frames [][]byte) {
 	}
 }
 
-// hasPeer reports whether a peer with routing identity id is connected.
-func (s *zsock) hasPeer(id []byte) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.byID[string(id)]) > 0
-}
-
-// subscribers is the number of peers subscribed to anything (for tests).
-func (s *zsock) subscribers() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for p := range s.peers {
-		if len(p.topics) > 0 {
-			n++
-		}
-	}
-	return n
-}
-
 // close stops accepting, lets writers drain their queues for up to drain,
 // then closes every connection and waits for the goroutines.
 func (s *zsock) close(drain time.Duration) {

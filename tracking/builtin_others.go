@@ -50,7 +50,7 @@ func aimAvailable() error {
 	defer cancel()
 	var err error
 	if out, cerr := exec.CommandContext(ctx, py, "-c", "import aim").CombinedOutput(); cerr != nil {
-		err = fmt.Errorf("%s cannot import aim (pip install aim, or set GOACCEL_AIM_PYTHON): %v: %s", py, cerr, out)
+		err = fmt.Errorf("%s cannot import aim (pip install aim, or set GOACCEL_AIM_PYTHON): %w: %s", py, cerr, out)
 	}
 	aimChecks.Store(py, err)
 	return err

@@ -100,12 +100,9 @@ func runKernel(args []string, stderr io.Writer) error {
 	defer signal.Stop(sigint)
 
 	log.WithField("connection", *connFile).Info("goaccel kernel started")
-	runErr := k.Run(ctx)
-	if err := engine.Close(); err != nil {
-		log.WithError(err).Warn("closing the interpreter")
-	}
-	if runErr != nil && !errors.Is(runErr, context.Canceled) {
-		return runErr
+	// Run closes the interpreter (engine) on its way out.
+	if err := k.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
 	}
 	return nil
 }
