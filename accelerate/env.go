@@ -5,28 +5,30 @@ import (
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/goaccel/goaccel/internal/launchenv"
 )
 
 // Environment variables read by NewAccelerator. The launcher sets them for
 // every worker (torchelastic's names where one exists).
 const (
-	EnvRank            = "RANK"
-	EnvLocalRank       = "LOCAL_RANK"
-	EnvWorldSize       = "WORLD_SIZE"
-	EnvLocalWorldSize  = "LOCAL_WORLD_SIZE"
-	EnvNodeRank        = "NODE_RANK"
-	EnvGroupRank       = "GROUP_RANK"
-	EnvMasterAddr      = "MASTER_ADDR"
-	EnvMasterPort      = "MASTER_PORT"
-	EnvMixedPrecision  = "ACCELERATE_MIXED_PRECISION"
-	EnvUseCPU          = "ACCELERATE_USE_CPU"
-	EnvCUDAVisible     = "CUDA_VISIBLE_DEVICES"
-	EnvRestartCount    = "TORCHELASTIC_RESTART_COUNT"
-	EnvMaxRestarts     = "TORCHELASTIC_MAX_RESTARTS"
-	EnvRunID           = "TORCHELASTIC_RUN_ID"
-	EnvLaunchSecret    = "GOACCEL_LAUNCH_SECRET"
-	EnvRdzvBackend     = "GOACCEL_RDZV_BACKEND"  // "static" (default) or "c10d"
-	EnvRdzvEndpoint    = "GOACCEL_RDZV_ENDPOINT" // host:port of the store; default MASTER_ADDR:MASTER_PORT
+	EnvRank            = launchenv.Rank
+	EnvLocalRank       = launchenv.LocalRank
+	EnvWorldSize       = launchenv.WorldSize
+	EnvLocalWorldSize  = launchenv.LocalWorldSize
+	EnvNodeRank        = launchenv.NodeRank
+	EnvGroupRank       = launchenv.GroupRank
+	EnvMasterAddr      = launchenv.MasterAddr
+	EnvMasterPort      = launchenv.MasterPort
+	EnvMixedPrecision  = launchenv.MixedPrecision
+	EnvUseCPU          = launchenv.UseCPU
+	EnvCUDAVisible     = launchenv.CUDAVisible
+	EnvRestartCount    = launchenv.RestartCount
+	EnvMaxRestarts     = launchenv.MaxRestarts
+	EnvRunID           = launchenv.RunID
+	EnvLaunchSecret    = launchenv.LaunchSecret
+	EnvRdzvBackend     = launchenv.RdzvBackend  // "static" (default) or "c10d"
+	EnvRdzvEndpoint    = launchenv.RdzvEndpoint // host:port of the store; default MASTER_ADDR:MASTER_PORT
 	defaultRdzvBackend = "static"
 )
 

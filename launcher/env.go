@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/goaccel/goaccel/internal/launchenv"
 )
 
 // workerEnv is the environment of local rank local in the given attempt:
@@ -20,38 +22,38 @@ func (l *launch) workerEnv(local, restart int, mode string) []string {
 	world := o.NumNodes * o.NumProcesses
 	host, port, _ := net.SplitHostPort(l.endpoint)
 	set := map[string]string{
-		"RANK":                       strconv.Itoa(rank),
-		"LOCAL_RANK":                 strconv.Itoa(local),
-		"WORLD_SIZE":                 strconv.Itoa(world),
-		"LOCAL_WORLD_SIZE":           strconv.Itoa(o.NumProcesses),
-		"NODE_RANK":                  strconv.Itoa(o.NodeRank),
-		"GROUP_RANK":                 strconv.Itoa(o.NodeRank),
-		"ROLE_RANK":                  strconv.Itoa(rank),
-		"ROLE_NAME":                  roleName,
-		"ROLE_WORLD_SIZE":            strconv.Itoa(world),
-		"NPROC":                      strconv.Itoa(o.NumProcesses),
-		"MASTER_ADDR":                host,
-		"MASTER_PORT":                port,
-		"ACCELERATE_MIXED_PRECISION": o.MixedPrecision,
-		"MIXED_PRECISION":            o.MixedPrecision,
-		"TORCHELASTIC_RESTART_COUNT": strconv.Itoa(restart),
-		"TORCHELASTIC_MAX_RESTARTS":  strconv.Itoa(o.MaxRestarts),
-		"TORCHELASTIC_RUN_ID":        o.RdzvID,
-		EnvLaunchSecret:              l.secret,
-		EnvRdzvBackend:               o.RdzvBackend,
-		EnvRdzvEndpoint:              l.endpoint,
-		EnvRdzvNamespace:             o.RdzvID + "/" + mode + "-" + strconv.Itoa(restart),
-		EnvRdzvConf:                  l.rdzvConfJSON(),
-		EnvWorkerMode:                mode,
-		EnvLauncherPID:               strconv.Itoa(os.Getpid()),
-		EnvLogLevel:                  logrus.GetLevel().String(),
+		launchenv.Rank:           strconv.Itoa(rank),
+		launchenv.LocalRank:      strconv.Itoa(local),
+		launchenv.WorldSize:      strconv.Itoa(world),
+		launchenv.LocalWorldSize: strconv.Itoa(o.NumProcesses),
+		launchenv.NodeRank:       strconv.Itoa(o.NodeRank),
+		launchenv.GroupRank:      strconv.Itoa(o.NodeRank),
+		"ROLE_RANK":              strconv.Itoa(rank),
+		"ROLE_NAME":              roleName,
+		"ROLE_WORLD_SIZE":        strconv.Itoa(world),
+		"NPROC":                  strconv.Itoa(o.NumProcesses),
+		launchenv.MasterAddr:     host,
+		launchenv.MasterPort:     port,
+		launchenv.MixedPrecision: o.MixedPrecision,
+		"MIXED_PRECISION":        o.MixedPrecision,
+		launchenv.RestartCount:   strconv.Itoa(restart),
+		launchenv.MaxRestarts:    strconv.Itoa(o.MaxRestarts),
+		launchenv.RunID:          o.RdzvID,
+		EnvLaunchSecret:          l.secret,
+		EnvRdzvBackend:           o.RdzvBackend,
+		EnvRdzvEndpoint:          l.endpoint,
+		EnvRdzvNamespace:         o.RdzvID + "/" + mode + "-" + strconv.Itoa(restart),
+		EnvRdzvConf:              l.rdzvConfJSON(),
+		EnvWorkerMode:            mode,
+		EnvLauncherPID:           strconv.Itoa(os.Getpid()),
+		EnvLogLevel:              logrus.GetLevel().String(),
 	}
 	if l.devices != nil {
-		set["CUDA_VISIBLE_DEVICES"] = l.devices[local].visibleID()
+		set[launchenv.CUDAVisible] = l.devices[local].visibleID()
 	} else {
 		if o.UseCPU {
-			set["ACCELERATE_USE_CPU"] = "yes"
-			set["CUDA_VISIBLE_DEVICES"] = ""
+			set[launchenv.UseCPU] = "yes"
+			set[launchenv.CUDAVisible] = ""
 		}
 		// N CPU workers share the machine: give each its share of the
 		// cores unless the user chose (torchrun does the same with

@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/internal/launchenv"
 )
 
 // NotebookLauncher runs fn(args...) as notebook_launcher does and returns
@@ -140,7 +141,7 @@ func LaunchWorkers(ctx context.Context, fn any, args []any, opts Options) ([][]a
 // runInProcess calls fn with ACCELERATE_MIXED_PRECISION set for the call, so
 // an Accelerator created inside fn sees the requested precision.
 func runInProcess(fn any, args []any, mixedPrecision string) ([][]any, error) {
-	const key = "ACCELERATE_MIXED_PRECISION"
+	const key = launchenv.MixedPrecision
 	prev, had := os.LookupEnv(key)
 	if err := os.Setenv(key, mixedPrecision); err != nil {
 		return nil, fmt.Errorf("launcher: setting %s: %w", key, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/internal/launchenv"
 )
 
 // Environment variables the launcher sets in each worker besides the
@@ -17,13 +18,13 @@ import (
 const (
 	// EnvLaunchSecret is the launch's random secret: the rendezvous store
 	// and the ranks admit only processes that know it.
-	EnvLaunchSecret = "GOACCEL_LAUNCH_SECRET"
+	EnvLaunchSecret = launchenv.LaunchSecret
 	// EnvRdzvBackend is "static" or "c10d" (with c10d the first rank able
 	// to bind the endpoint hosts the store).
-	EnvRdzvBackend = "GOACCEL_RDZV_BACKEND"
+	EnvRdzvBackend = launchenv.RdzvBackend
 	// EnvRdzvEndpoint is host:port of the rendezvous store (the same as
 	// MASTER_ADDR:MASTER_PORT).
-	EnvRdzvEndpoint = "GOACCEL_RDZV_ENDPOINT"
+	EnvRdzvEndpoint = launchenv.RdzvEndpoint
 	// EnvRdzvNamespace prefixes the store keys of one attempt (it changes
 	// when the group is restarted), for pg.Config.Namespace.
 	EnvRdzvNamespace = "GOACCEL_RDZV_NAMESPACE"

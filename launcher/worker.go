@@ -17,6 +17,7 @@ import (
 
 	"github.com/goaccel/goaccel/accelerate/pg"
 	"github.com/goaccel/goaccel/display"
+	"github.com/goaccel/goaccel/internal/launchenv"
 )
 
 // defaultJoinTimeout bounds the pre-flight's join (torch's join_timeout
@@ -171,11 +172,11 @@ func handleInterrupt(cancel context.CancelFunc) (stop func()) {
 // preflight joins the process group as a real launch would, leaves it, and
 // runs the runtime's own checks.
 func preflight(ctx context.Context, rt WorkerRuntime) error {
-	rank, err := envInt("RANK")
+	rank, err := envInt(launchenv.Rank)
 	if err != nil {
 		return err
 	}
-	world, err := envInt("WORLD_SIZE")
+	world, err := envInt(launchenv.WorldSize)
 	if err != nil {
 		return err
 	}
@@ -209,7 +210,7 @@ func preflight(ctx context.Context, rt WorkerRuntime) error {
 	if err := g.Close(); err != nil {
 		log.WithError(err).Debug("launcher: leaving the pre-flight group")
 	}
-	if err := currentProbes().BindDevice(os.Getenv("CUDA_VISIBLE_DEVICES")); err != nil {
+	if err := currentProbes().BindDevice(os.Getenv(launchenv.CUDAVisible)); err != nil {
 		return fmt.Errorf("rank %d could not use its GPU: %w", rank, err)
 	}
 	if p, ok := rt.(Preflighter); ok {

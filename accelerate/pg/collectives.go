@@ -197,23 +197,7 @@ func (g *Group) Gather(ctx context.Context, data []byte, root int) ([][]byte, er
 		}
 		out = make([][]byte, g.size)
 		out[root] = data
-		fns := make([]func(), 0, g.size-1)
-		for _, p := range g.peers {
-			if p == nil {
-				continue
-			}
-			fns = append(fns, func() {
-				cnt, err := o.recvHeader(p, -1)
-				if err != nil {
-					return
-				}
-				b := make([]byte, cnt)
-				if o.read(p, b) == nil {
-					out[p.rank] = b
-				}
-			})
-		}
-		parallel(fns...)
+		parallel(receivers(o, out, nil)...)
 		return o.firstErr()
 	})
 	return out, err
@@ -228,35 +212,41 @@ func (g *Group) AllGather(ctx context.Context, data []byte) ([][]byte, error) {
 	out := make([][]byte, g.size)
 	err := g.run(ctx, "all_gather", header{op: opAllGather, dtype: dtBytes}, func(o *opCtx) error {
 		out[g.rank] = data
-		fns := []func(){func() {
+		send := func() {
 			for k := 1; k < g.size; k++ { // staggered so that ranks do not all write to rank 0 first
 				if o.send(g.peers[(g.rank+k)%g.size], uint64(len(data)), data) != nil {
 					return
 				}
 			}
-		}}
-		for _, p := range g.peers {
-			if p == nil {
-				continue
-			}
-			fns = append(fns, func() {
-				cnt, err := o.recvHeader(p, -1)
-				if err != nil {
-					return
-				}
-				b := make([]byte, cnt)
-				if o.read(p, b) == nil {
-					out[p.rank] = b
-				}
-			})
 		}
-		parallel(fns...)
+		parallel(receivers(o, out, []func(){send})...)
 		return o.firstErr()
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// receivers appends to fns, for every peer, a function that receives the
+// peer's counted message into out[peer's rank] (failures go to o.fail).
+func receivers(o *opCtx, out [][]byte, fns []func()) []func() {
+	for _, p := range o.g.peers {
+		if p == nil {
+			continue
+		}
+		fns = append(fns, func() {
+			cnt, err := o.recvHeader(p, -1)
+			if err != nil {
+				return
+			}
+			b := make([]byte, cnt)
+			if o.read(p, b) == nil {
+				out[p.rank] = b
+			}
+		})
+	}
+	return fns
 }
 
 // AllReduceFloat32 reduces buf element-wise across all ranks, in place:
@@ -349,7 +339,7 @@ func reduceTo[T float](ctx context.Context, g *Group, buf []T, op ReduceOp, root
 }
 
 // scratch returns a reusable buffer of n elements of T.
-func scratch[T float](g *Group, n int) []T {
+func scratch[T wireElem](g *Group, n int) []T {
 	need := n * elemSize[T]()
 	if cap(g.scratch) < need {
 		words := make([]uint64, (need+7)/8)
@@ -363,16 +353,37 @@ func scratch[T float](g *Group, n int) []T {
 // rank order, so all of them compute bitwise identical results.
 func directReduce[T float](o *opCtx, buf []T, op ReduceOp, root int) error {
 	g := o.g
+	if root >= 0 && g.rank != root {
+		return o.send(g.peers[root], uint64(len(buf)), asBytes(buf))
+	}
+	all, err := exchange(o, buf, root < 0)
+	if err != nil {
+		return err
+	}
+	copy(buf, all[:len(buf)])
+	for j := 1; j < g.size; j++ {
+		reduceInto(buf, all[j*len(buf):(j+1)*len(buf)], op)
+	}
+	if op == Mean {
+		scale(buf, g.size)
+	}
+	return nil
+}
+
+// exchange receives every other rank's buf (each must send it with one
+// counted message) and returns all contributions in rank order, rank j's at
+// [j*len(buf), (j+1)*len(buf)), this rank's a copy of buf. The result lives
+// in the group's scratch memory. With toAll, buf is also sent to every other
+// rank, staggered so that ranks do not all write to rank 0 first.
+func exchange[E wireElem](o *opCtx, buf []E, toAll bool) ([]E, error) {
+	g := o.g
 	n, r := g.size, g.rank
 	cnt := uint64(len(buf))
-	if root >= 0 && r != root {
-		return o.send(g.peers[root], cnt, asBytes(buf))
-	}
-	all := scratch[T](g, n*len(buf))
-	slot := func(j int) []T { return all[j*len(buf) : (j+1)*len(buf)] }
+	all := scratch[E](g, n*len(buf))
+	slot := func(j int) []E { return all[j*len(buf) : (j+1)*len(buf)] }
 	copy(slot(r), buf)
 	fns := make([]func(), 0, n)
-	if root < 0 {
+	if toAll {
 		fns = append(fns, func() {
 			for k := 1; k < n; k++ {
 				if o.send(g.peers[(r+k)%n], cnt, asBytes(buf)) != nil {
@@ -393,17 +404,7 @@ func directReduce[T float](o *opCtx, buf []T, op ReduceOp, root int) error {
 		})
 	}
 	parallel(fns...)
-	if err := o.firstErr(); err != nil {
-		return err
-	}
-	copy(buf, slot(0))
-	for j := 1; j < n; j++ {
-		reduceInto(buf, slot(j), op)
-	}
-	if op == Mean {
-		scale(buf, n)
-	}
-	return nil
+	return all, o.firstErr()
 }
 
 // chunkBounds returns the element range of ring chunk c (taken mod n) of a
@@ -414,12 +415,27 @@ func chunkBounds(l, n, c int) (int, int) {
 	return b(c), b(c + 1)
 }
 
-// ringReduce runs the pipelined ring algorithm on buf: n-1 reduce-scatter
-// steps (rank r sends chunk r-s to r+1 and folds chunk r-s-1 received from
-// r-1), then, unless rsOnly, n-1 all-gather steps. The chunk a rank sends at
-// step s+1 is the one it received at step s, so the sender streams each
-// segment as soon as the receiver has finished it.
+// ringReduce runs the ring algorithm (see ring) on buf, folding with op;
+// Mean divides each chunk once, when it is fully reduced.
 func ringReduce[T float](o *opCtx, buf []T, op ReduceOp, rsOnly bool) error {
+	n := o.g.size
+	return ring(o, buf, rsOnly, func(dst, in []T, last bool) {
+		reduceInto(dst, in, op)
+		if last && op == Mean {
+			scale(dst, n)
+		}
+	})
+}
+
+// ring runs the pipelined ring algorithm on buf: n-1 reduce-scatter steps
+// (rank r sends chunk r-s to r+1 and folds chunk r-s-1 received from r-1),
+// then, unless rsOnly, n-1 all-gather steps. The chunk a rank sends at step
+// s+1 is the one it received at step s, so the sender streams each segment
+// as soon as the receiver has finished it. fold folds a received segment in
+// into dst; last is true on the last reduce-scatter step, after which dst is
+// fully reduced. fold is called once per segment (up to segmentBytes), so
+// its call costs nothing next to the element loop inside it.
+func ring[E wireElem](o *opCtx, buf []E, rsOnly bool, fold func(dst, in []E, last bool)) error {
 	g := o.g
 	n, r := g.size, g.rank
 	next, prev := g.next(), g.prev()
@@ -439,7 +455,7 @@ func ringReduce[T float](o *opCtx, buf []T, op ReduceOp, rsOnly bool) error {
 		}
 		return r - (s - (n - 1))
 	}
-	seg := max(segmentBytes/elemSize[T](), 1)
+	seg := max(segmentBytes/elemSize[E](), 1)
 	ready := make(chan struct{}, steps*(len(buf)/n/seg+2))
 	// sent carries one token per step the sender has finished. An
 	// all-gather step t overwrites the chunk sent at reduce-scatter step t;
@@ -448,7 +464,7 @@ func ringReduce[T float](o *opCtx, buf []T, op ReduceOp, rsOnly bool) error {
 	// at the cost of one channel operation per step.
 	sent := make(chan struct{}, steps)
 	sentSeen := 0
-	tmp := scratch[T](g, seg)
+	tmp := scratch[E](g, seg)
 	parallel(func() { // receiver
 		defer close(ready)
 		if _, err := o.recvHeader(prev, int64(len(buf))); err != nil {
@@ -471,10 +487,7 @@ func ringReduce[T float](o *opCtx, buf []T, op ReduceOp, rsOnly bool) error {
 					if o.read(prev, asBytes(in)) != nil {
 						return
 					}
-					reduceInto(dst, in, op)
-					if s == n-2 && op == Mean {
-						scale(dst, n)
-					}
+					fold(dst, in, s == n-2)
 				} else if o.read(prev, asBytes(dst)) != nil {
 					return
 				}

@@ -3,7 +3,6 @@ package pg
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"sync"
 	"testing"
@@ -123,12 +122,4 @@ func within(t testing.TB, d time.Duration, what string, f func()) {
 	if el := time.Since(start); el > d {
 		t.Fatalf("%s took %v, want < %v", what, el, d)
 	}
-}
-
-func describeErrs(errs []error) string {
-	var b bytes.Buffer
-	for r, e := range errs {
-		fmt.Fprintf(&b, "rank %d: %v\n", r, e)
-	}
-	return b.String()
 }

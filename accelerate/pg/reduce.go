@@ -50,15 +50,19 @@ func ParseReduceOp(s string) (ReduceOp, error) {
 
 type float interface{ ~float32 | ~float64 }
 
+// wireElem is an element type that travels as its raw bytes: the floats,
+// and 16-bit float formats carried as their bit patterns.
+type wireElem interface{ float | ~uint16 }
+
 // asBytes views s's memory as bytes (no copy).
-func asBytes[T float](s []T) []byte {
+func asBytes[T wireElem](s []T) []byte {
 	if len(s) == 0 {
 		return nil
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(s[0])))
 }
 
-func elemSize[T float]() int {
+func elemSize[T wireElem]() int {
 	var x T
 	return int(unsafe.Sizeof(x))
 }

@@ -3,7 +3,6 @@ package pg
 import (
 	"context"
 	"fmt"
-	"unsafe"
 
 	"github.com/goaccel/goaccel/accelerate/amp"
 )
@@ -35,22 +34,6 @@ func (g *Group) AllReduceFloat16(ctx context.Context, buf []uint16, op ReduceOp)
 // AllReduceBFloat16 is AllReduceFloat16 for bfloat16 bit patterns.
 func (g *Group) AllReduceBFloat16(ctx context.Context, buf []uint16, op ReduceOp) error {
 	return allReduce16(ctx, g, buf, op, codecBFloat16)
-}
-
-func bytes16(s []uint16) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), 2*len(s))
-}
-
-// scratch16 returns a reusable buffer of n uint16.
-func scratch16(g *Group, n int) []uint16 {
-	if cap(g.scratch) < 2*n {
-		words := make([]uint64, (2*n+7)/8)
-		g.scratch = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), len(words)*8)
-	}
-	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(g.scratch))), n)
 }
 
 // fold folds in into dst (dst = round16(dst ⊕ in)); with div > 0 the
@@ -94,39 +77,15 @@ func allReduce16(ctx context.Context, g *Group, buf []uint16, op ReduceOp, c cod
 // directReduce16: every rank sends its buffer to every other rank; each
 // rank adds the contributions in rank order in float32 and rounds once.
 func directReduce16(o *opCtx, buf []uint16, op ReduceOp, c codec16) error {
-	g := o.g
-	n, r := g.size, g.rank
-	cnt := uint64(len(buf))
-	all := scratch16(g, n*len(buf))
-	slot := func(j int) []uint16 { return all[j*len(buf) : (j+1)*len(buf)] }
-	copy(slot(r), buf)
-	fns := make([]func(), 0, n)
-	fns = append(fns, func() {
-		for k := 1; k < n; k++ {
-			if o.send(g.peers[(r+k)%n], cnt, bytes16(buf)) != nil {
-				return
-			}
-		}
-	})
-	for _, p := range g.peers {
-		if p == nil {
-			continue
-		}
-		fns = append(fns, func() {
-			if _, err := o.recvHeader(p, int64(cnt)); err != nil {
-				return
-			}
-			_ = o.read(p, bytes16(slot(p.rank)))
-		})
-	}
-	parallel(fns...)
-	if err := o.firstErr(); err != nil {
+	all, err := exchange(o, buf, true)
+	if err != nil {
 		return err
 	}
+	n := o.g.size
 	for i := range buf {
-		acc := c.dec(slot(0)[i])
+		acc := c.dec(all[i])
 		for j := 1; j < n; j++ {
-			v := c.dec(slot(j)[i])
+			v := c.dec(all[j*len(buf)+i])
 			switch op {
 			case Max:
 				acc = max(acc, v)
@@ -144,89 +103,18 @@ func directReduce16(o *opCtx, buf []uint16, op ReduceOp, c codec16) error {
 	return nil
 }
 
-// ringReduce16 is ringReduce (reduce-scatter, then all-gather, pipelined in
-// segments) on 16-bit values: a chunk's partial sum is rounded to 16 bits at
-// every hop.
+// ringReduce16 is ringReduce on 16-bit values: a chunk's partial sum is
+// computed in float32 and rounded to 16 bits at every hop.
 func ringReduce16(o *opCtx, buf []uint16, op ReduceOp, c codec16) error {
-	g := o.g
-	n, r := g.size, g.rank
-	next, prev := g.next(), g.prev()
-	steps := 2 * (n - 1)
-	sendChunk := func(s int) int {
-		if s < n-1 {
-			return r - s
-		}
-		return r + 1 - (s - (n - 1))
-	}
-	recvChunk := func(s int) int {
-		if s < n-1 {
-			return r - s - 1
-		}
-		return r - (s - (n - 1))
-	}
-	seg := max(segmentBytes/2, 1)
-	ready := make(chan struct{}, steps*(len(buf)/n/seg+2))
-	sent := make(chan struct{}, steps) // see ringReduce
-	sentSeen := 0
-	tmp := scratch16(g, seg)
 	var div float32
 	if op == Mean {
-		div = float32(n)
+		div = float32(o.g.size)
 	}
-	parallel(func() { // receiver
-		defer close(ready)
-		if _, err := o.recvHeader(prev, int64(len(buf))); err != nil {
-			return
-		}
-		for s := 0; s < steps; s++ {
-			if s >= n-1 {
-				for ; sentSeen <= s-(n-1); sentSeen++ {
-					if _, ok := <-sent; !ok {
-						return
-					}
-				}
-			}
-			lo, hi := chunkBounds(len(buf), n, recvChunk(s))
-			for off := lo; off < hi; off += seg {
-				end := min(off+seg, hi)
-				dst := buf[off:end]
-				if s < n-1 {
-					in := tmp[:len(dst)]
-					if o.read(prev, bytes16(in)) != nil {
-						return
-					}
-					d := float32(0)
-					if s == n-2 {
-						d = div
-					}
-					c.fold(dst, in, op, d)
-				} else if o.read(prev, bytes16(dst)) != nil {
-					return
-				}
-				if s < steps-1 {
-					ready <- struct{}{}
-				}
-			}
-		}
-	}, func() { // sender
-		defer close(sent)
-		if o.send(next, uint64(len(buf))) != nil {
-			return
-		}
-		for s := 0; s < steps; s++ {
-			lo, hi := chunkBounds(len(buf), n, sendChunk(s))
-			for off := lo; off < hi; off += seg {
-				if s > 0 {
-					if _, ok := <-ready; !ok {
-						return
-					}
-				}
-				if o.write(next, bytes16(buf[off:min(off+seg, hi)])) != nil {
-					return
-				}
-			}
-			sent <- struct{}{}
+	return ring(o, buf, false, func(dst, in []uint16, last bool) {
+		if last {
+			c.fold(dst, in, op, div)
+		} else {
+			c.fold(dst, in, op, 0)
 		}
 	})
-	return o.firstErr()
 }
