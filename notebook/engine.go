@@ -397,7 +397,6 @@ func (e *Engine) Close() error {
 	e.mu.Lock()
 	e.closed = true
 	e.mu.Unlock()
-	e.out.flush()
 	if e.opts.Capture != nil {
 		e.opts.Capture.SetOutput(nil)
 	}
@@ -665,13 +664,12 @@ func (o orderedSink) ClearOutput(wait bool) {
 }
 
 // flushOutput sends everything the cell wrote so far: what compiled code
-// wrote to fds 1/2 (drained from the capture pipes) and what is pending in
-// the engine's stream buffer.
+// wrote to fds 1/2, drained from the capture pipes (the rest of the cell's
+// output goes straight to the CellIO).
 func (e *Engine) flushOutput() {
 	if e.opts.Capture != nil {
 		e.opts.Capture.Drain(50 * time.Millisecond)
 	}
-	e.out.flush()
 }
 
 // answer records a probe's answer (see askInterpreter).

@@ -8,37 +8,27 @@ import (
 	"io"
 	"regexp"
 	"sync"
-	"time"
-	"unicode/utf8"
 
 	"github.com/goaccel/goaccel/frontend"
 )
 
-// coalesceDelay bounds how long output waits before it is streamed.
-const (
-	coalesceDelay = 20 * time.Millisecond
-	coalesceMax   = 32 * 1024
-)
-
-// streamer coalesces writes to "stdout" and "stderr" and forwards them to the
-// current destination. Order across the two streams is kept: a write to the
-// other stream flushes the pending text first.
+// streamer forwards what cells write to "stdout" and "stderr" to the
+// current destination: the running cell's CellIO, or the most recently
+// started cell's for goroutines that outlive their cell. It does not buffer:
+// the destination coalesces (the kernel's publisher batches stream text and
+// sends it before any other output, keeping the order).
 type streamer struct {
-	mu    sync.Mutex
-	dest  frontend.Publisher
-	name  string
-	buf   []byte
-	timer *time.Timer
+	mu   sync.Mutex
+	dest frontend.Publisher
 }
 
 func newStreamer() *streamer { return &streamer{} }
 
-// setDest flushes pending text to the old destination and switches.
+// setDest switches the destination.
 func (s *streamer) setDest(p frontend.Publisher) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.flushLocked(true)
 	s.dest = p
+	s.mu.Unlock()
 }
 
 func (s *streamer) write(name string, p []byte) {
@@ -46,69 +36,11 @@ func (s *streamer) write(name string, p []byte) {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.name != name && len(s.buf) > 0 {
-		s.flushLocked(true)
+	dest := s.dest
+	s.mu.Unlock()
+	if dest != nil {
+		dest.Stream(name, string(p))
 	}
-	s.name = name
-	s.buf = append(s.buf, p...)
-	if len(s.buf) >= coalesceMax {
-		s.flushLocked(false)
-		return
-	}
-	if s.timer == nil {
-		s.timer = time.AfterFunc(coalesceDelay, func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			s.timer = nil
-			s.flushLocked(false)
-		})
-	}
-}
-
-// flush sends everything pending.
-func (s *streamer) flush() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.flushLocked(true)
-}
-
-// flushLocked sends the buffer; unless all, an incomplete UTF-8 sequence at
-// the end stays for the next write.
-func (s *streamer) flushLocked(all bool) {
-	if s.timer != nil && all {
-		s.timer.Stop()
-		s.timer = nil
-	}
-	if len(s.buf) == 0 {
-		return
-	}
-	n := len(s.buf)
-	if !all {
-		n = completeUTF8(s.buf)
-	}
-	if n == 0 {
-		return
-	}
-	text := string(s.buf[:n])
-	rest := copy(s.buf, s.buf[n:])
-	s.buf = s.buf[:rest]
-	if s.dest != nil {
-		s.dest.Stream(s.name, text)
-	}
-}
-
-// completeUTF8 returns the length of b without a trailing incomplete rune.
-func completeUTF8(b []byte) int {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return i
-			}
-			break
-		}
-	}
-	return len(b)
 }
 
 // streamWriter is an io.Writer onto one stream of a streamer.
