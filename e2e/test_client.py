@@ -169,6 +169,10 @@ def test_errors_keep_kernel_alive(kernel):
     assert reply["content"]["status"] == "error"
     reply, out = run(kc, 'go func() { panic("in a goroutine") }()\nimport "time"\ntime.Sleep(200 * time.Millisecond)')
     assert reply["content"]["status"] == "error" or "goroutine" in stdout_of(out, "stderr")
+    # endless recursion would overflow the stack, which no recover survives
+    reply, out = run(kc, "func down(n int) int { return down(n+1) + 1 }\ndown(0)")
+    assert reply["content"]["status"] == "error"
+    assert reply["content"]["ename"] == "RecursionError", reply["content"]
     _, out = run(kc, "alive")
     assert result_text(out) == "99"
 

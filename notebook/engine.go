@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/traefik/yaegi/interp"
@@ -108,6 +109,8 @@ type Engine struct {
 	autoOnce   sync.Once         // builds autoByName
 	autoByName map[string]string // package name → path, for auto-import
 
+	callDepth atomic.Int64 // nested calls of guarded cell functions (see guardRecursion)
+
 	// launch state (see launch.go)
 	launchMu   sync.Mutex
 	launchFunc string            // name of the function being launched
@@ -128,6 +131,8 @@ type Engine struct {
 // cellState is what the runtime hooks need to know about the running cell.
 type cellState struct {
 	ctx        context.Context
+	cancel     context.CancelFunc // stops the cell (interrupt, recursion guard)
+	stopped    chan struct{}      // closed when the cell is stopped while running
 	io         frontend.CellIO
 	allowStdin bool
 	count      int
@@ -140,6 +145,8 @@ type cellState struct {
 	// probeAnswer is what the hooks of askInterpreter's probes report
 	// (_gxrt.Kind: a value's kind; _gxrt.Outs: a method's result count).
 	probeAnswer string
+	// tooDeep is set when the recursion guard stopped the cell.
+	tooDeep atomic.Bool
 }
 
 func (cs *cellState) running() bool {
@@ -291,6 +298,8 @@ func (e *Engine) runtimeSymbols() map[string]map[string]reflect.Value {
 			"Decode":    reflect.ValueOf(e.decodeCarried),
 			"Result":    reflect.ValueOf(e.setLaunchResult),
 			"ResultErr": reflect.ValueOf(e.setLaunchErr),
+			"Enter":     reflect.ValueOf(e.enterCall),
+			"Leave":     reflect.ValueOf(e.leaveCall),
 			"Outs":      reflect.ValueOf(func(v any, method string) { e.withCell(func(cs *cellState) { cs.answer(methodOuts(v, method)) }) }),
 		},
 		"time/time": {
@@ -333,9 +342,12 @@ func (e *Engine) sleep(d time.Duration) {
 		runtime.Gosched()
 		return
 	}
+	// Wake early only when the running cell is stopped (interrupt): its
+	// context also ends when it finishes, and a goroutine it left running
+	// must then keep sleeping its full time.
 	var done <-chan struct{}
-	if cs := e.currentCell(); cs != nil && cs.ctx != nil {
-		done = cs.ctx.Done()
+	if cs := e.currentCell(); cs != nil && cs.stopped != nil {
+		done = cs.stopped
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -480,7 +492,23 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 	if closed {
 		return frontend.ExecuteReply{Err: &frontend.Error{Name: "EngineClosed", Value: "the Go engine was closed"}}
 	}
-	cs := &cellState{ctx: ctx, io: cio, allowStdin: req.AllowStdin, count: req.ExecutionCount}
+	// An interrupted cell may not have run its deferred Leave calls.
+	e.callDepth.Store(0)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cs := &cellState{ctx: ctx, cancel: cancel, io: cio, allowStdin: req.AllowStdin, count: req.ExecutionCount,
+		stopped: make(chan struct{})}
+	finished := make(chan struct{})
+	defer close(finished)
+	go func() { // stopped closes when the cell is stopped while it runs
+		select {
+		case <-ctx.Done():
+			if cs.running() {
+				close(cs.stopped)
+			}
+		case <-finished:
+		}
+	}()
 	e.cellMu.Lock()
 	e.cell = cs
 	e.cellMu.Unlock()
@@ -489,6 +517,11 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 	restoreDisplay := display.SetSink(orderedSink{cio, e.flushOutput})
 	restoreInput := input.SetSource(cs.ask)
 	restoreLaunch := launcher.SetCell(ctx, orderedSink{cio, e.flushOutput})
+	defer func() {
+		if cs.tooDeep.Load() && reply.Err != nil && reply.Err.Name == "Interrupted" {
+			reply.Err = errTooDeep()
+		}
+	}()
 	defer func() {
 		if r := recover(); r != nil {
 			reply = frontend.ExecuteReply{Err: &frontend.Error{
@@ -678,3 +711,41 @@ func (cs *cellState) answer(a string) {
 	cs.probeAnswer = a
 	cs.mu.Unlock()
 }
+
+// maxCallDepth bounds nested calls of cell functions that call cell
+// functions: far below what overflows the 4 GiB stack cmd/kernel allows
+// (yaegi uses about 1 KiB of Go stack per interpreted call), far above what
+// real recursion in a notebook needs. GOACCEL_MAX_CALL_DEPTH changes it.
+var maxCallDepth = func() int64 {
+	if n, err := strconv.ParseInt(os.Getenv("GOACCEL_MAX_CALL_DEPTH"), 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return 200_000
+}()
+
+// enterCall counts a guarded call. The count is shared by the goroutines of
+// the session (Go gives no cheap per-goroutine counter); the limit is large
+// enough for that. Past the limit it stops the cell the way an interrupt
+// does: unwinding 200,000 frames by a panic takes yaegi minutes (its panic
+// path is quadratic in the depth), cancelling takes half a second.
+func (e *Engine) enterCall() {
+	if e.callDepth.Add(1) <= maxCallDepth {
+		return
+	}
+	e.callDepth.Add(-1)
+	if cs := e.currentCell(); cs != nil && cs.running() && cs.cancel != nil {
+		cs.tooDeep.Store(true)
+		cs.cancel()
+		return
+	}
+	panic(errTooDeep().Value)
+}
+
+func errTooDeep() *frontend.Error {
+	return &frontend.Error{
+		Name:  "RecursionError",
+		Value: fmt.Sprintf("more than %d nested calls of notebook functions: endless recursion? The cell was stopped (a stack overflow would have ended the kernel); set GOACCEL_MAX_CALL_DEPTH to allow deeper recursion", maxCallDepth),
+	}
+}
+
+func (e *Engine) leaveCall() { e.callDepth.Add(-1) }

@@ -39,8 +39,64 @@ func (r *rewriter) rewriteFile(f *ast.File) *frontend.Error {
 	}
 	pkg := f.Name.Name
 	r.rewrite(f)
+	r.guardRecursion(f)
 	f.Name.Name = pkg // the package clause is not an identifier to rename
 	return r.err
+}
+
+// guardRecursion makes endless recursion an error instead of a crash: Go
+// kills the whole process when a goroutine's stack overflows, which no
+// recover can stop. Every declared function or method that calls a function
+// or method of the notebook (itself included) starts with
+//
+//	_gxrt.Enter()
+//	defer _gxrt.Leave()
+//
+// which counts nested calls and panics past a limit. Leaf functions, the hot
+// ones, get no guard.
+func (r *rewriter) guardRecursion(f *ast.File) {
+	names := map[string]bool{}
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok {
+			names[fd.Name.Name] = true
+		}
+	}
+	for _, d := range r.e.Declarations() {
+		if d.Kind == KindFunc || d.Kind == KindMethod {
+			names[d.Name[strings.LastIndex(d.Name, ".")+1:]] = true
+		}
+	}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil || !callsAny(fd.Body, names) {
+			continue
+		}
+		guard := []ast.Stmt{
+			&ast.ExprStmt{X: &ast.CallExpr{Fun: &ast.SelectorExpr{X: ast.NewIdent("_gxrt"), Sel: ast.NewIdent("Enter")}}},
+			&ast.DeferStmt{Call: &ast.CallExpr{Fun: &ast.SelectorExpr{X: ast.NewIdent("_gxrt"), Sel: ast.NewIdent("Leave")}}},
+		}
+		fd.Body.List = append(guard, fd.Body.List...)
+	}
+}
+
+// callsAny reports whether body calls one of names, directly (f(...)) or as
+// a method (x.f(...)); function literals inside count too.
+func callsAny(body *ast.BlockStmt, names map[string]bool) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || found {
+			return !found
+		}
+		switch fn := call.Fun.(type) {
+		case *ast.Ident:
+			found = names[fn.Name]
+		case *ast.SelectorExpr:
+			found = names[fn.Sel.Name]
+		}
+		return !found
+	})
+	return found
 }
 
 // rewriteBody rewrites the cell's statements.
