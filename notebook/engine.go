@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -202,6 +203,11 @@ func (cs *cellState) ask(prompt string, password bool) (string, error) {
 
 // New starts an engine with a fresh interpreter.
 func New(opts Options) (*Engine, error) {
+	// The stack limit is process-wide; raise it (never lower it) so the
+	// recursion guard, not a fatal overflow, ends endless recursion.
+	if prev := debug.SetMaxStack(minMaxStack); prev > minMaxStack {
+		debug.SetMaxStack(prev)
+	}
 	e := &Engine{opts: opts, out: newStreamer()}
 	e.stdin = &stdinReader{e: e}
 	e.stdinVar = e.stdin
@@ -713,15 +719,19 @@ func (cs *cellState) answer(a string) {
 }
 
 // maxCallDepth bounds nested calls of cell functions that call cell
-// functions: far below what overflows the 4 GiB stack cmd/kernel allows
-// (yaegi uses about 1 KiB of Go stack per interpreted call), far above what
-// real recursion in a notebook needs. GOACCEL_MAX_CALL_DEPTH changes it.
+// functions: below what overflows a 4 GiB stack (minMaxStack), far above
+// what real recursion in a notebook needs. GOACCEL_MAX_CALL_DEPTH changes it.
 var maxCallDepth = func() int64 {
 	if n, err := strconv.ParseInt(os.Getenv("GOACCEL_MAX_CALL_DEPTH"), 10, 64); err == nil && n > 0 {
 		return n
 	}
-	return 200_000
+	return 100_000
 }()
+
+// minMaxStack is the goroutine stack limit New makes sure of: interpreted
+// calls take 1–10 KiB of Go stack each, and the recursion guard must fire
+// before the runtime's fatal stack overflow.
+const minMaxStack = 4 << 30
 
 // enterCall counts a guarded call. The count is shared by the goroutines of
 // the session (Go gives no cheap per-goroutine counter); the limit is large

@@ -39,3 +39,11 @@ func TestSleepInLeftoverGoroutine(t *testing.T) {
 		t.Fatalf("%d ticks of 20 ms in about 300 ms", n)
 	}
 }
+
+func TestEndlessRecursionThroughAClosure(t *testing.T) {
+	e := newEngine(t)
+	rep, _ := run(t, e, "var down func(int) int\ndown = func(n int) int { return down(n+1) + 1 }\ndown(0)")
+	if rep.Err == nil || rep.Err.Name != "RecursionError" {
+		t.Fatalf("endless recursion through a closure: %+v", rep.Err)
+	}
+}

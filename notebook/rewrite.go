@@ -54,29 +54,55 @@ func (r *rewriter) rewriteFile(f *ast.File) *frontend.Error {
 //
 // which counts nested calls and panics past a limit. Leaf functions, the hot
 // ones, get no guard.
-func (r *rewriter) guardRecursion(f *ast.File) {
+func (r *rewriter) guardRecursion(root ast.Node) {
+	names := r.notebookCallables()
+	guard := func(body *ast.BlockStmt) {
+		if body == nil || !callsAny(body, names) {
+			return
+		}
+		body.List = append([]ast.Stmt{
+			&ast.ExprStmt{X: &ast.CallExpr{Fun: &ast.SelectorExpr{X: ast.NewIdent("_gxrt"), Sel: ast.NewIdent("Enter")}}},
+			&ast.DeferStmt{Call: &ast.CallExpr{Fun: &ast.SelectorExpr{X: ast.NewIdent("_gxrt"), Sel: ast.NewIdent("Leave")}}},
+		}, body.List...)
+	}
+	ast.Inspect(root, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			guard(n.Body)
+		case *ast.FuncLit: // recursion through a variable: f = func(...) { f(...) }
+			guard(n.Body)
+		}
+		return true
+	})
+}
+
+// notebookCallables are the names a call can reach notebook code through:
+// functions and methods, and variables (which may hold function literals),
+// of this cell and earlier ones.
+func (r *rewriter) notebookCallables() map[string]bool {
 	names := map[string]bool{}
-	for _, d := range f.Decls {
-		if fd, ok := d.(*ast.FuncDecl); ok {
-			names[fd.Name.Name] = true
+	for n := range r.cellNames {
+		names[n] = true
+	}
+	if r.pc.decls != nil {
+		for _, d := range r.pc.decls.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok {
+				names[fd.Name.Name] = true
+			}
 		}
 	}
 	for _, d := range r.e.Declarations() {
-		if d.Kind == KindFunc || d.Kind == KindMethod {
+		switch d.Kind {
+		case KindFunc, KindMethod:
 			names[d.Name[strings.LastIndex(d.Name, ".")+1:]] = true
+		case KindVar:
+			names[d.Name] = true
+			for _, n := range d.Names {
+				names[n] = true
+			}
 		}
 	}
-	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Body == nil || !callsAny(fd.Body, names) {
-			continue
-		}
-		guard := []ast.Stmt{
-			&ast.ExprStmt{X: &ast.CallExpr{Fun: &ast.SelectorExpr{X: ast.NewIdent("_gxrt"), Sel: ast.NewIdent("Enter")}}},
-			&ast.DeferStmt{Call: &ast.CallExpr{Fun: &ast.SelectorExpr{X: ast.NewIdent("_gxrt"), Sel: ast.NewIdent("Leave")}}},
-		}
-		fd.Body.List = append(guard, fd.Body.List...)
-	}
+	return names
 }
 
 // callsAny reports whether body calls one of names, directly (f(...)) or as
@@ -106,6 +132,7 @@ func (r *rewriter) rewriteBody(b *ast.BlockStmt) *frontend.Error {
 		return r.err
 	}
 	r.rewrite(b)
+	r.guardRecursion(b)
 	return r.err
 }
 

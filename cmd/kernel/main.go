@@ -21,10 +21,6 @@ import (
 var version = "dev"
 
 func main() {
-	// Interpreted calls use about 1 KiB of Go stack each, and a stack
-	// overflow is fatal to the whole kernel: leave room for the notebook
-	// engine's recursion guard (200,000 nested calls) to fire first.
-	debug.SetMaxStack(4 << 30)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
