@@ -317,14 +317,7 @@ func (t *Tracker) StoreInitConfiguration(vals map[string]any) error {
 	if err := t.checkOpen("StoreInitConfiguration"); err != nil {
 		return err
 	}
-	clean := map[string]any{}
-	for k, v := range vals {
-		if _, err := json.Marshal(v); err != nil {
-			logrus.Warnf("aim: hyperparameter %q (%T) cannot be stored: %v", k, v, err)
-			continue
-		}
-		clean[k] = v
-	}
+	clean := values.JSONEncodable(vals, "aim: hyperparameter")
 	return t.send(map[string]any{"op": "hparams", "values": clean}, "")
 }
 

@@ -252,14 +252,7 @@ func (t *Tracker) StoreInitConfiguration(vals map[string]any) error {
 	if err := t.checkOpen("StoreInitConfiguration"); err != nil {
 		return err
 	}
-	clean := map[string]any{}
-	for k, v := range vals {
-		if _, err := json.Marshal(v); err != nil {
-			logrus.Warnf("clearml: configuration value %q (%T) cannot be stored: %v", k, v, err)
-			continue
-		}
-		clean[k] = v
-	}
+	clean := values.JSONEncodable(vals, "clearml: configuration value")
 	text, err := json.MarshalIndent(clean, "", "  ")
 	if err != nil {
 		return fmt.Errorf("clearml: encoding the configuration: %w", err)

@@ -11,6 +11,7 @@
 package values
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -237,4 +238,20 @@ func LoggerFromKwargs(kwargs map[string]any) logrus.FieldLogger {
 		return l
 	}
 	return nil
+}
+
+// JSONEncodable returns the entries of vals that encoding/json can encode.
+// Each other entry is left out with a warning naming the key, as
+// "<what> "key" (type) cannot be stored: reason" (what names the tracker and
+// the kind of value, e.g. `aim: hyperparameter`).
+func JSONEncodable(vals map[string]any, what string) map[string]any {
+	clean := make(map[string]any, len(vals))
+	for k, v := range vals {
+		if _, err := json.Marshal(v); err != nil {
+			logrus.Warnf("%s %q (%T) cannot be stored: %v", what, k, v, err)
+			continue
+		}
+		clean[k] = v
+	}
+	return clean
 }

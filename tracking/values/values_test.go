@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 )
 
@@ -56,5 +57,17 @@ func TestWarnerOncePerKeyAndType(t *testing.T) {
 	}
 	if NewWarner("x", nil).Logger() == nil {
 		t.Error("nil logger not defaulted")
+	}
+}
+
+func TestJSONEncodableLeavesOutWhatJSONCannotEncode(t *testing.T) {
+	hook := logtest.NewGlobal()
+	defer logrus.StandardLogger().ReplaceHooks(make(logrus.LevelHooks))
+	got := JSONEncodable(map[string]any{"lr": 0.1, "ch": make(chan int)}, "aim: hyperparameter")
+	if len(got) != 1 || got["lr"] != 0.1 {
+		t.Fatalf("kept %v", got)
+	}
+	if e := hook.LastEntry(); e == nil || !strings.Contains(e.Message, `aim: hyperparameter "ch" (chan int) cannot be stored`) {
+		t.Fatalf("warning = %v", e)
 	}
 }
