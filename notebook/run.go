@@ -449,7 +449,11 @@ func (e *Engine) runDecls(ctx context.Context, it *interp.Interpreter, pc *parse
 			kind := KindFunc
 			if d.Recv != nil && len(d.Recv.List) > 0 {
 				kind = KindMethod
-				name = recvTypeName(d.Recv.List[0].Type) + "." + name
+				recv := cells.ReceiverType(d)
+				if recv == "" {
+					recv = "?"
+				}
+				name = recv + "." + name
 			}
 			pending = append(pending, Declaration{Kind: kind, Name: name, Source: text, Cell: cs.count, results: funcResults(d.Type)})
 		case *ast.GenDecl:
@@ -515,25 +519,6 @@ func genDecls(pc *parsedCell, file *token.File, d *ast.GenDecl, count int) (out 
 		}
 	}
 	return out
-}
-
-func recvTypeName(x ast.Expr) string {
-	for {
-		switch t := x.(type) {
-		case *ast.StarExpr:
-			x = t.X
-		case *ast.ParenExpr:
-			x = t.X
-		case *ast.IndexExpr:
-			x = t.X
-		case *ast.IndexListExpr:
-			x = t.X
-		case *ast.Ident:
-			return t.Name
-		default:
-			return "?"
-		}
-	}
 }
 
 // canonical is a type definition's text, independent of layout.

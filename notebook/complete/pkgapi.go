@@ -18,6 +18,8 @@ import (
 	"sync"
 
 	"github.com/traefik/yaegi/stdlib"
+
+	"github.com/goaccel/goaccel/notebook/cells"
 )
 
 // member is one exported name of a package, or a method ("T.M").
@@ -194,7 +196,7 @@ func loadFromSource(path string) *pkgAPI {
 				continue
 			}
 			key := fd.Name.Name
-			if r := recvName(fd); r != "" {
+			if r := cells.ReceiverType(fd); r != "" {
 				key = r + "." + key
 			}
 			ranges[key] = rng{fn, fset.Position(fd.Pos()).Offset, fset.Position(fd.End()).Offset}
@@ -319,29 +321,6 @@ func isGenericSig(m *member) bool {
 		return strings.HasPrefix(m.Signature, "type "+m.Name+"[")
 	}
 	return false
-}
-
-func recvName(fd *ast.FuncDecl) string {
-	if fd.Recv == nil || len(fd.Recv.List) == 0 {
-		return ""
-	}
-	t := fd.Recv.List[0].Type
-	for {
-		switch x := t.(type) {
-		case *ast.StarExpr:
-			t = x.X
-		case *ast.IndexExpr:
-			t = x.X
-		case *ast.IndexListExpr:
-			t = x.X
-		case *ast.ParenExpr:
-			t = x.X
-		case *ast.Ident:
-			return x.Name
-		default:
-			return ""
-		}
-	}
 }
 
 // typeSignature is a one-line summary: "type Builder struct",
