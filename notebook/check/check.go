@@ -1,0 +1,748 @@
+package check
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// BodyName is the name of the function that holds a cell's statements in
+// the canonical file.
+const BodyName = "_gxbody"
+
+// Cell is a checked cell in canonical form: one Go file of package main.
+type Cell struct {
+	N    int
+	Src  string
+	Fset *token.FileSet
+	// File is the canonical file: imports (the session's that the cell may
+	// use and its own), the cell's declarations, the earlier declarations it
+	// recompiles, package-level declarations of its hoisted variables, and
+	// func _gxbody() holding its statements (absent without statements).
+	File *ast.File
+	Pkg  *types.Package
+	// Scope is the package scope the cell was checked in (Pkg is shared by
+	// every cell; its Scope method returns the latest check's).
+	Scope *types.Scope
+	Info  *types.Info
+
+	// Imports are the imports the cell makes (written or added).
+	Imports []*Import
+	// AutoImports are the paths added because the cell used them unimported.
+	AutoImports []string
+	// Decls are the cell's own top-level declarations, in File.
+	Decls []ast.Decl
+	// Rehomed are earlier declarations recompiled in this cell, each with
+	// its declaration in File.
+	Rehomed []Rehomed
+	// Hoisted are the variables the cell's top-level statements define.
+	Hoisted []*Hoisted
+	// Body holds the statements; nil when the cell has none.
+	Body *ast.FuncDecl
+	// Trailing is the last top-level statement when it is an expression:
+	// the cell's result.
+	Trailing *ast.ExprStmt
+	// Main reports that the cell declares func main (run at its end).
+	Main bool
+	// Warnings are messages for the user that do not stop the cell.
+	Warnings []string
+
+	s       *Session
+	aliases map[types.Object]*Entry // stand-ins for shadowed session objects
+	units   map[ast.Decl]*Unit
+	own     map[types.Object]bool // objects the cell's file declares
+}
+
+// Rehomed is an earlier declaration compiled again in a cell.
+type Rehomed struct {
+	Old  *Entry
+	Decl ast.Decl
+}
+
+// Hoisted is a variable defined by a top-level statement of a cell.
+type Hoisted struct {
+	Name string
+	Obj  *types.Var
+	// Stmt is the index in Body.Body.List of the statement defining it.
+	Stmt int
+}
+
+// EntryOf returns the session entry an object of c.Info refers to: a
+// session object, or the stand-in c uses for a shadowed one. It returns nil
+// for the cell's own objects and for everything outside the session.
+func (c *Cell) EntryOf(obj types.Object) *Entry {
+	if e, ok := c.aliases[obj]; ok {
+		return e
+	}
+	if obj == nil || c.own[obj] {
+		return nil
+	}
+	return c.s.byObj[obj]
+}
+
+// Unit returns the source unit of one of c's declarations (its own or
+// re-homed).
+func (c *Cell) Unit(d ast.Decl) *Unit { return c.units[d] }
+
+// Check type-checks src, the Go code of cell n (magic lines blanked so that
+// positions match), against the session. It returns the canonical form of
+// the cell, or an *Error with Go's messages. The session is not changed:
+// Commit records what ran.
+func (s *Session) Check(src string, n int) (*Cell, error) {
+	p, perr := parseCell(s.fset, src, n)
+	if perr != nil {
+		perr.src = src
+		return nil, perr
+	}
+	if err := checkReserved(s.fset, p); err != nil {
+		err.src = src
+		return nil, err
+	}
+	st := &state{s: s, src: src, n: n, required: map[*Entry]bool{}, rehome: map[*Entry]bool{}, dropped: map[*Entry]string{}}
+	if err := st.requiredRehomes(p); err != nil {
+		err.src = src
+		return nil, err
+	}
+	for round := 0; ; round++ {
+		if round > 64 {
+			return nil, errors.New("check: redefinition did not settle (internal error)")
+		}
+		c, diags := st.checkOnce()
+		if c == nil && len(diags) == 0 {
+			return nil, errors.New("check: internal error: no result")
+		}
+		if len(diags) > 0 {
+			// Imports the cell forgot.
+			if st.autoImport(diags) {
+				continue
+			}
+			// Recompiled dependents that no longer compile keep their
+			// old binding.
+			if st.dropFailingDependents(diags) {
+				continue
+			}
+			return nil, st.errorOf(diags)
+		}
+		more := st.staleDependents(c)
+		if len(more) == 0 {
+			for old, why := range st.dropped {
+				c.Warnings = append(c.Warnings, why)
+				_ = old
+			}
+			sort.Strings(c.Warnings)
+			return c, nil
+		}
+		for _, e := range more {
+			st.rehome[e] = true
+		}
+	}
+}
+
+// state is one Check in progress.
+type state struct {
+	s        *Session
+	src      string
+	n        int
+	auto     []string          // auto-imported paths
+	required map[*Entry]bool   // types the cell adds methods to (and their methods)
+	rehome   map[*Entry]bool   // every earlier entry recompiled (required ones included)
+	dropped  map[*Entry]string // dependents left on their old binding, with the warning
+	// parts of the last round, for errors
+	rehomeUnits map[string]*Entry // "cell[N]:line" of a re-homed decl's start → entry
+}
+
+func checkReserved(fset *token.FileSet, p *parsed) *Error {
+	var diags []Diag
+	visit := func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && reserved(id.Name) {
+			diags = append(diags, Diag{Pos: fset.Position(id.Pos()), Msg: fmt.Sprintf("%s: names starting with _gx are reserved by goaccel", id.Name)})
+		}
+		return true
+	}
+	for _, d := range p.decls {
+		ast.Inspect(d, visit)
+	}
+	for _, st := range p.stmts {
+		ast.Inspect(st, visit)
+	}
+	if len(diags) > 0 {
+		return &Error{Cell: p.n, Diags: diags}
+	}
+	return nil
+}
+
+// requiredRehomes finds the earlier types the cell declares methods on:
+// Go wants a type's methods in its package, so the type is compiled again
+// with all its methods.
+func (st *state) requiredRehomes(p *parsed) *Error {
+	declared := map[string]bool{}
+	for _, d := range p.decls {
+		ids, _ := declaredNames(d)
+		for _, id := range ids {
+			declared[id.Name] = true
+		}
+	}
+	for _, d := range p.decls {
+		_, methods := declaredNames(d)
+		for _, m := range methods {
+			if declared[m[0]] {
+				continue
+			}
+			t := st.s.names[m[0]]
+			if t == nil || t.Kind != TypeEntry {
+				continue // go/types reports it
+			}
+			if t.Unit == nil {
+				return &Error{Cell: p.n, Diags: []Diag{{Pos: st.s.fset.Position(d.Pos()),
+					Msg: fmt.Sprintf("cannot define new methods on %s: its declaration cannot be recompiled", m[0])}}}
+			}
+			st.addType(t, true)
+		}
+	}
+	return nil
+}
+
+// addType marks a type entry and its current methods for recompiling.
+func (st *state) addType(t *Entry, required bool) {
+	st.rehome[t] = true
+	if required {
+		st.required[t] = true
+	}
+	for _, m := range st.s.methods[t] {
+		st.rehome[m] = true
+		if required {
+			st.required[m] = true
+		}
+	}
+}
+
+// checkOnce parses the cell and its re-homed declarations again and checks
+// them; it returns the canonical cell or the diagnostics that matter.
+func (st *state) checkOnce() (*Cell, []Diag) {
+	s := st.s
+	p, perr := parseCell(s.fset, st.src, st.n)
+	if perr != nil {
+		return nil, perr.Diags
+	}
+	c := &Cell{N: st.n, Src: st.src, Fset: s.fset, s: s, aliases: map[types.Object]*Entry{}, units: map[ast.Decl]*Unit{}}
+	for d, u := range p.units {
+		c.units[d] = u
+	}
+	c.Decls = p.decls
+	decls := append([]ast.Decl(nil), p.decls...)
+	st.rehomeUnits = map[string]*Entry{}
+	for _, e := range st.rehomeList() {
+		d, err := parseUnit(s.fset, e.Unit)
+		if err != nil {
+			return nil, []Diag{{Msg: err.Error()}}
+		}
+		decls = append(decls, d)
+		c.units[d] = e.Unit
+		c.Rehomed = append(c.Rehomed, Rehomed{Old: e, Decl: d})
+		st.rehomeUnits[fmt.Sprintf("%s:%d", FileName(e.Unit.Cell), e.Unit.Line)] = e
+	}
+	for _, d := range p.decls {
+		if isMain(d) {
+			c.Main = true
+		}
+	}
+
+	// Names the file declares itself; session bindings of these names are
+	// not inserted.
+	own := map[string]bool{}
+	for _, d := range decls {
+		ids, _ := declaredNames(d)
+		for _, id := range ids {
+			own[id.Name] = true
+		}
+	}
+	var hoistIDs []*ast.Ident
+	hoistIdx := map[*ast.Ident]int{}
+	for i, stmt := range p.stmts {
+		for _, id := range topLevelDefs(stmt) {
+			hoistIDs = append(hoistIDs, id)
+			hoistIdx[id] = i
+		}
+	}
+	imports, importDiags := st.imports(p, own, nil)
+	if len(importDiags) > 0 {
+		return nil, importDiags
+	}
+	c.Imports = imports.cell
+
+	trailing := -1
+	if k := len(p.stmts) - 1; k >= 0 {
+		if _, ok := p.stmts[k].(*ast.ExprStmt); ok {
+			trailing = k
+		}
+	}
+
+	// Pass 1: statements as a function body (Go's rules for them); it finds
+	// the types of the variables they define.
+	body := &ast.FuncDecl{Name: ast.NewIdent(BodyName), Type: &ast.FuncType{Func: p.pkgPos, Params: &ast.FieldList{}},
+		Body: &ast.BlockStmt{Lbrace: p.pkgPos, List: p.stmts, Rbrace: p.pkgPos}}
+	file := st.file(p, imports.specs, decls, nil, body)
+	scope1, info1, diags1 := st.typecheck(file, own, nil)
+	if scope1 == nil {
+		return nil, diags1
+	}
+	diags1 = st.filter(diags1, p, trailing, hoistIDs, true)
+	if len(hoistIDs) == 0 || len(p.stmts) == 0 {
+		if len(diags1) > 0 {
+			return nil, diags1
+		}
+		st.finish(c, p, file, scope1, info1, body, trailing, nil)
+		return c, nil
+	}
+	// Statement errors decide here; errors in declarations that use the
+	// hoisted names are checked again in pass 2.
+	if stmtDiags := inStatements(s.fset, diags1, p); len(stmtDiags) > 0 {
+		return nil, append(stmtDiags, notAboutNames(diags1, stmtDiags, hoistIDs)...)
+	}
+
+	// Pass 2, canonical: the hoisted variables are package-level, the
+	// statements assign them.
+	hoistNames := map[string]bool{}
+	for _, id := range hoistIDs {
+		hoistNames[id.Name] = true
+	}
+	imports2, _ := st.imports(p, own, hoistNames)
+	hoisted, rename := st.hoist(c, p, info1, hoistIDs, hoistIdx, own, imports2.byPath)
+	if hoisted.err != nil {
+		return nil, []Diag{*hoisted.err}
+	}
+	for n := range hoistNames {
+		own[n] = true
+	}
+	specs := append(append([]*ast.ImportSpec(nil), imports2.specs...), hoisted.imports...)
+	file = st.file(p, specs, decls, hoisted.decls, body)
+	scope2, info2, diags2 := st.typecheck(file, own, rename)
+	diags2 = st.filter(diags2, p, trailing, nil, false)
+	if len(diags2) > 0 {
+		return nil, diags2
+	}
+	for _, h := range hoisted.list {
+		h.Obj, _ = scope2.Lookup(h.Name).(*types.Var)
+	}
+	st.finish(c, p, file, scope2, info2, body, trailing, hoisted.list)
+	for alias, e := range rename {
+		c.aliases[alias] = e
+	}
+	return c, nil
+}
+
+func (st *state) finish(c *Cell, p *parsed, file *ast.File, scope *types.Scope, info *types.Info, body *ast.FuncDecl, trailing int, hoisted []*Hoisted) {
+	c.File, c.Pkg, c.Scope, c.Info = file, st.s.pkg, scope, info
+	c.own = map[types.Object]bool{}
+	for _, obj := range info.Defs {
+		if obj != nil {
+			c.own[obj] = true
+		}
+	}
+	if len(p.stmts) > 0 {
+		c.Body = body
+		if trailing >= 0 {
+			c.Trailing = p.stmts[trailing].(*ast.ExprStmt)
+		}
+	}
+	c.Hoisted = hoisted
+	c.AutoImports = append([]string(nil), st.auto...)
+}
+
+// rehomeList is the re-homed entries in a stable order (types before their
+// methods, then by age).
+func (st *state) rehomeList() []*Entry {
+	var out []*Entry
+	for e := range st.rehome {
+		if _, gone := st.dropped[e]; gone {
+			continue
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// importSet is the imports of the canonical file.
+type importSet struct {
+	specs  []*ast.ImportSpec
+	cell   []*Import
+	byPath map[string]string // import path → local name in the file
+}
+
+// localName is the name an unnamed import of path binds.
+func (s *Session) localName(path string) string {
+	if s.conf.Importer != nil {
+		if pkg, err := s.conf.Importer.Import(path); err == nil && pkg != nil {
+			return pkg.Name()
+		}
+	}
+	base := path[strings.LastIndex(path, "/")+1:]
+	return strings.TrimPrefix(strings.TrimSuffix(base, ".go"), "go-")
+}
+
+// imports builds the file's imports: the session's (except names the cell
+// binds otherwise) and the cell's own, explicit and automatic. Imports whose
+// name is in hidden are left out (a hoisted variable takes the name).
+func (st *state) imports(p *parsed, own, hidden map[string]bool) (importSet, []Diag) {
+	s := st.s
+	set := importSet{byPath: map[string]string{}}
+	taken := map[string]bool{} // local names of the cell's imports
+	paths := map[string]bool{} // paths the cell imports under a name
+	add := func(is *ast.ImportSpec, name, path string) {
+		if name != "." && name != "_" {
+			if hidden[name] {
+				return
+			}
+			taken[name] = true
+			paths[path] = true
+			if _, ok := set.byPath[path]; !ok {
+				set.byPath[path] = name
+			}
+		}
+		set.specs = append(set.specs, is)
+	}
+	for _, g := range p.imports {
+		for _, sp := range g.Specs {
+			is := sp.(*ast.ImportSpec)
+			path, err := strconv.Unquote(is.Path.Value)
+			if err != nil {
+				return set, []Diag{{Pos: s.fset.Position(is.Path.Pos()), Msg: "invalid import path: " + is.Path.Value}}
+			}
+			name := ""
+			if is.Name != nil {
+				name = is.Name.Name
+			}
+			local := name
+			if local == "" {
+				local = s.localName(path)
+			}
+			set.cell = append(set.cell, &Import{Name: local, Path: path, Cell: st.n})
+			add(is, local, path)
+		}
+	}
+	for _, path := range st.auto {
+		is := &ast.ImportSpec{Path: &ast.BasicLit{ValuePos: p.pkgPos, Kind: token.STRING, Value: strconv.Quote(path)}}
+		local := s.localName(path)
+		set.cell = append(set.cell, &Import{Name: local, Path: path, Cell: st.n})
+		add(is, local, path)
+	}
+	for _, im := range s.ImportList() {
+		switch {
+		case im.Name == "_":
+			continue // binds nothing
+		case im.Name == ".":
+		case own[im.Name] || taken[im.Name] || hidden[im.Name] || paths[im.Path]:
+			continue
+		}
+		name := &ast.Ident{NamePos: p.pkgPos, Name: im.Name}
+		add(&ast.ImportSpec{Name: name, Path: &ast.BasicLit{ValuePos: p.pkgPos, Kind: token.STRING, Value: strconv.Quote(im.Path)}}, im.Name, im.Path)
+	}
+	return set, nil
+}
+
+// file assembles the canonical file from parsed parts.
+func (st *state) file(p *parsed, specs []*ast.ImportSpec, decls []ast.Decl, hoisted []ast.Decl, body *ast.FuncDecl) *ast.File {
+	f := &ast.File{Package: p.pkgPos, Name: &ast.Ident{NamePos: p.pkgPos, Name: "main"}}
+	if len(specs) > 0 {
+		g := &ast.GenDecl{TokPos: p.pkgPos, Tok: token.IMPORT, Lparen: p.pkgPos, Rparen: p.pkgPos}
+		for _, is := range specs {
+			g.Specs = append(g.Specs, is)
+		}
+		f.Decls = append(f.Decls, g)
+		f.Imports = specs
+	}
+	f.Decls = append(f.Decls, decls...)
+	f.Decls = append(f.Decls, hoisted...)
+	if len(p.stmts) > 0 {
+		f.Decls = append(f.Decls, body)
+	}
+	return f
+}
+
+// typecheck checks file as package main, with the session's bindings of
+// every name the file does not declare itself, and extra objects (stand-ins
+// for shadowed bindings) in scope.
+func (st *state) typecheck(file *ast.File, own map[string]bool, extra map[types.Object]*Entry) (*types.Scope, *types.Info, []Diag) {
+	s := st.s
+	pkg := s.pkg
+	scope, err := newPackageScope(pkg)
+	if err != nil {
+		return nil, nil, []Diag{{Msg: err.Error()}}
+	}
+	for name, e := range s.names {
+		if own[name] || st.rehome[e] {
+			continue
+		}
+		scope.Insert(e.Obj)
+	}
+	for obj := range extra {
+		scope.Insert(obj)
+	}
+	info := &types.Info{
+		Types:        map[ast.Expr]types.TypeAndValue{},
+		Instances:    map[*ast.Ident]types.Instance{},
+		Defs:         map[*ast.Ident]types.Object{},
+		Uses:         map[*ast.Ident]types.Object{},
+		Implicits:    map[ast.Node]types.Object{},
+		Selections:   map[*ast.SelectorExpr]*types.Selection{},
+		Scopes:       map[ast.Node]*types.Scope{},
+		FileVersions: map[*ast.File]string{},
+	}
+	var diags []Diag
+	conf := types.Config{
+		Importer:  s.conf.Importer,
+		GoVersion: s.conf.GoVersion,
+		Sizes:     s.conf.Sizes,
+		Error: func(err error) {
+			var te types.Error
+			if errors.As(err, &te) {
+				diags = append(diags, Diag{Pos: s.fset.Position(te.Pos), Msg: te.Msg})
+				return
+			}
+			diags = append(diags, Diag{Msg: err.Error()})
+		},
+	}
+	_ = types.NewChecker(&conf, s.fset, pkg, info).Files([]*ast.File{file})
+	return scope, info, diags
+}
+
+// filter applies the notebook's rules to go/types' messages: imports and
+// top-level variables may go unused, and the trailing expression is the
+// result.
+func (st *state) filter(diags []Diag, p *parsed, trailing int, hoistIDs []*ast.Ident, pass1 bool) []Diag {
+	fset := st.s.fset
+	hoistAt := map[token.Position]bool{}
+	for _, id := range hoistIDs {
+		hoistAt[fset.Position(id.Pos())] = true
+	}
+	var tr ast.Stmt
+	if trailing >= 0 {
+		tr = p.stmts[trailing]
+	}
+	var out []Diag
+	for _, d := range diags {
+		switch {
+		case strings.HasSuffix(d.Msg, "imported and not used"):
+			continue
+		case strings.HasPrefix(d.Msg, "declared and not used: ") && hoistAt[d.Pos]:
+			continue
+		case strings.HasSuffix(d.Msg, " is not used") && tr != nil && within(fset, d.Pos, tr):
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// within reports whether pos lies inside node n.
+func within(fset *token.FileSet, pos token.Position, n ast.Node) bool {
+	a, b := fset.Position(n.Pos()), fset.Position(n.End())
+	if pos.Filename != a.Filename {
+		return false
+	}
+	after := pos.Line > a.Line || (pos.Line == a.Line && pos.Column >= a.Column)
+	before := pos.Line < b.Line || (pos.Line == b.Line && pos.Column <= b.Column)
+	return after && before
+}
+
+// inStatements returns the diagnostics located in the cell's statements.
+func inStatements(fset *token.FileSet, diags []Diag, p *parsed) []Diag {
+	var out []Diag
+	for _, d := range diags {
+		for _, s := range p.stmts {
+			if within(fset, d.Pos, s) {
+				out = append(out, d)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// notAboutNames returns the diagnostics not in skip that mention none of
+// the names.
+func notAboutNames(diags, skip []Diag, ids []*ast.Ident) []Diag {
+	seen := map[Diag]bool{}
+	for _, d := range skip {
+		seen[d] = true
+	}
+	var out []Diag
+next:
+	for _, d := range diags {
+		if seen[d] {
+			continue
+		}
+		for _, id := range ids {
+			if strings.Contains(d.Msg, id.Name) {
+				continue next
+			}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// autoImport adds imports for package names the cell used without importing
+// them; it reports whether it added any.
+func (st *state) autoImport(diags []Diag) bool {
+	if st.s.conf.AutoImport == nil {
+		return false
+	}
+	added := false
+	for _, d := range diags {
+		name, ok := strings.CutPrefix(d.Msg, "undefined: ")
+		if !ok || strings.ContainsAny(name, ". ") || st.s.names[name] != nil {
+			continue
+		}
+		if !st.usedAsPackage(name, d.Pos) {
+			continue
+		}
+		path := st.s.conf.AutoImport(name)
+		if path == "" {
+			continue
+		}
+		dup := false
+		for _, p := range st.auto {
+			dup = dup || p == path
+		}
+		if !dup {
+			st.auto = append(st.auto, path)
+			added = true
+		}
+	}
+	return added
+}
+
+// usedAsPackage reports whether the identifier at pos is followed by a dot
+// in the cell's source (name.Sel).
+func (st *state) usedAsPackage(name string, pos token.Position) bool {
+	if pos.Filename != FileName(st.n) {
+		return false
+	}
+	lines := strings.Split(st.src, "\n")
+	if pos.Line < 1 || pos.Line > len(lines) {
+		return false
+	}
+	l := lines[pos.Line-1]
+	i := pos.Column - 1 + len(name)
+	return pos.Column >= 1 && i < len(l) && l[pos.Column-1:i] == name && l[i] == '.'
+}
+
+// dropFailingDependents leaves re-homed dependents that no longer compile
+// on their old binding. It reports whether it dropped any; errors in the
+// cell itself, or in a declaration it must recompile, are left to the
+// caller.
+func (st *state) dropFailingDependents(diags []Diag) bool {
+	dropped := false
+	for _, d := range diags {
+		if d.Pos.Filename == FileName(st.n) {
+			return false // the cell's own error
+		}
+		e := st.rehomedAt(d.Pos)
+		if e == nil || st.required[e] {
+			return false
+		}
+		if _, done := st.dropped[e]; done {
+			continue
+		}
+		// A method cannot be left behind alone: its type goes back too.
+		victims := []*Entry{e}
+		if e.Kind == MethodEntry && e.Recv != nil {
+			victims = append(victims, e.Recv)
+			for _, m := range st.s.methods[e.Recv] {
+				victims = append(victims, m)
+			}
+		}
+		for _, v := range victims {
+			if st.required[v] {
+				return false
+			}
+		}
+		for _, v := range victims {
+			st.dropped[v] = fmt.Sprintf("warning: %s keeps its previous definition: recompiling it for this cell fails: %s", describe(v), d)
+		}
+		dropped = true
+	}
+	return dropped
+}
+
+// rehomedAt finds the re-homed entry whose declaration contains pos.
+func (st *state) rehomedAt(pos token.Position) *Entry {
+	var best *Entry
+	bestLine := -1
+	for key, e := range st.rehomeUnits {
+		if !strings.HasPrefix(key, pos.Filename+":") {
+			continue
+		}
+		line, _ := strconv.Atoi(strings.TrimPrefix(key, pos.Filename+":"))
+		end := line + strings.Count(e.Unit.Src, "\n")
+		if pos.Line >= line && pos.Line <= end && line > bestLine {
+			best, bestLine = e, line
+		}
+	}
+	return best
+}
+
+func describe(e *Entry) string {
+	if e.Kind == MethodEntry && e.Recv != nil {
+		return fmt.Sprintf("method %s.%s (cell[%d])", e.Recv.Name, e.Name, unitCell(e))
+	}
+	return fmt.Sprintf("%s %s (cell[%d])", e.Kind, e.Name, unitCell(e))
+}
+
+func unitCell(e *Entry) int {
+	if e.Unit != nil {
+		return e.Unit.Cell
+	}
+	return e.Cell
+}
+
+// errorOf turns diagnostics into the cell's error.
+func (st *state) errorOf(diags []Diag) *Error {
+	sortDiags(diags)
+	e := &Error{Cell: st.n, Diags: dedupe(diags), src: st.src}
+	var names []string
+	for _, d := range e.Diags {
+		if d.Pos.Filename != FileName(st.n) {
+			if r := st.rehomedAt(d.Pos); r != nil {
+				names = append(names, describe(r))
+			}
+		}
+	}
+	if len(names) > 0 {
+		e.Note = "(" + strings.Join(uniq(names), ", ") + " is compiled again with this cell because it depends on what the cell changes)"
+	}
+	return e
+}
+
+func dedupe(ds []Diag) []Diag {
+	seen := map[string]bool{}
+	var out []Diag
+	for _, d := range ds {
+		k := d.String()
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, d)
+	}
+	return out
+}
+
+func uniq(ss []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}

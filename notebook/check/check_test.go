@@ -1,0 +1,278 @@
+package check
+
+import (
+	"errors"
+	"go/importer"
+	"go/token"
+	"go/types"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	impOnce sync.Once
+	impFset *token.FileSet
+	imp     types.Importer
+)
+
+// newSession returns a session importing from the installed toolchain's
+// export data (one importer for the whole test binary: it caches).
+func newSession(t *testing.T) *Session {
+	t.Helper()
+	impOnce.Do(func() {
+		impFset = token.NewFileSet()
+		imp = importer.ForCompiler(impFset, "gc", nil)
+	})
+	return NewSession(Config{
+		Importer:  imp,
+		FileSet:   impFset,
+		GoVersion: "go1.26",
+		AutoImport: func(name string) string {
+			switch name {
+			case "strings", "fmt", "sort", "os":
+				return name
+			}
+			return ""
+		},
+	})
+}
+
+// run checks and commits each cell; it fails the test on an error.
+func run(t *testing.T, s *Session, n int, src string) *Cell {
+	t.Helper()
+	c, err := s.Check(src, n)
+	if err != nil {
+		var ce *Error
+		if errors.As(err, &ce) {
+			t.Fatalf("cell[%d] rejected:\n%s", n, strings.Join(ce.Lines(s.Source), "\n"))
+		}
+		t.Fatalf("cell[%d]: %v", n, err)
+	}
+	s.Commit(c, nil)
+	return c
+}
+
+// reject checks a cell that must fail with a message containing want.
+func reject(t *testing.T, s *Session, n int, src, want string) *Error {
+	t.Helper()
+	_, err := s.Check(src, n)
+	var ce *Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("cell[%d] %q: want an error containing %q, got %v", n, src, want, err)
+	}
+	if !strings.Contains(ce.Error(), want) {
+		t.Fatalf("cell[%d] %q: error %q does not contain %q (all: %v)", n, src, ce.Error(), want, ce.Diags)
+	}
+	return ce
+}
+
+func varType(t *testing.T, s *Session, name string) string {
+	t.Helper()
+	e := s.Lookup(name)
+	if e == nil {
+		t.Fatalf("%s is not bound", name)
+	}
+	return types.TypeString(e.Obj.Type(), func(p *types.Package) string { return p.Name() })
+}
+
+func TestGoMessages(t *testing.T) {
+	s := newSession(t)
+	reject(t, s, 1, "y := nosuchFunc(1)", "cell[1]:1:6: undefined: nosuchFunc")
+	run(t, s, 2, "func two() (int, error) { return 1, nil }")
+	reject(t, s, 3, "v := two()", "cell[3]:1:6: assignment mismatch: 1 variable but two returns 2 values")
+	run(t, s, 4, "x := 1")
+	reject(t, s, 5, `x = "s"`, `cannot use "s" (untyped string constant) as int value in assignment`)
+	reject(t, s, 6, "func f() {\n\ty := 1\n}", "cell[6]:2:2: declared and not used: y")
+	reject(t, s, 7, "x == 1\nx", "is not used")
+	// A failed cell changes nothing.
+	if s.Lookup("y") != nil || s.Lookup("v") != nil {
+		t.Fatal("a rejected cell bound names")
+	}
+}
+
+func TestNotebookRules(t *testing.T) {
+	s := newSession(t)
+	// Unused imports and top-level variables are fine; the trailing
+	// expression is the result.
+	c := run(t, s, 1, "import \"os\"\nunused := 3\nunused == 3")
+	if c.Trailing == nil {
+		t.Fatal("no trailing expression")
+	}
+	if tv := c.Info.Types[c.Trailing.X]; tv.Type == nil || tv.Type.String() != "untyped bool" && tv.Type.String() != "bool" {
+		t.Fatalf("trailing type %v", tv.Type)
+	}
+	// Redeclaring a name in a later cell.
+	run(t, s, 2, `unused := "now a string"`)
+	if got := varType(t, s, "unused"); got != "string" {
+		t.Fatalf("unused is %s", got)
+	}
+	run(t, s, 3, "func unused() int { return 1 }\nunused()")
+	if e := s.Lookup("unused"); e.Kind != FuncEntry {
+		t.Fatalf("unused is a %s", e.Kind)
+	}
+	// The same name twice in one cell is Go's error.
+	reject(t, s, 4, "a := 1\na := 2", "no new variables on left side of :=")
+}
+
+func TestHoistingAndShadowing(t *testing.T) {
+	s := newSession(t)
+	run(t, s, 1, "x := 5\nf := func() int { return x }")
+	// x := x + 1 reads the earlier x.
+	c := run(t, s, 2, "x := x + 1")
+	if len(c.Hoisted) != 1 || c.Hoisted[0].Name != "x" {
+		t.Fatalf("hoisted %v", c.Hoisted)
+	}
+	run(t, s, 3, `x := "str"`)
+	run(t, s, 4, "y := f() + 1") // f still reads the int x it captured
+	// A declaration sees the variables the cell's statements define.
+	run(t, s, 5, "n := 3\nfunc triple() int { return n * 3 }\ntriple()")
+	if got := varType(t, s, "n"); got != "int" {
+		t.Fatalf("n is %s", got)
+	}
+	// var after a statement runs with the statements.
+	run(t, s, 6, "k := 2\nvar m = k * 2\nconst c = 7\nm + c")
+	if got := varType(t, s, "m"); got != "int" {
+		t.Fatalf("m is %s", got)
+	}
+	if e := s.Lookup("c"); e == nil || e.Kind != ConstEntry {
+		t.Fatalf("c: %v", e)
+	}
+	// Types from packages the cell did not import are named through hidden
+	// imports.
+	run(t, s, 7, "import \"net/url\"\nu, _ := url.Parse(\"http://x\")\nq := u.User")
+	if got := varType(t, s, "q"); got != "*url.Userinfo" {
+		t.Fatalf("q is %s", got)
+	}
+	run(t, s, 8, "w := struct{ a int; b []string }{}\nw.a")
+}
+
+func TestMethodsOnEarlierTypes(t *testing.T) {
+	s := newSession(t)
+	run(t, s, 1, "type point struct{ x, y int }\nfunc (p point) sum() int { return p.x + p.y }")
+	// Unexported fields of an earlier cell's type: one package.
+	c := run(t, s, 2, "func norm(p point) int { return p.x*p.x + p.y*p.y }")
+	if len(c.Rehomed) != 0 {
+		t.Fatalf("norm re-homed %v", c.Rehomed)
+	}
+	// A method added later recompiles the type with all its methods, and
+	// the functions that use the type.
+	c = run(t, s, 3, "func (p point) String() string { return \"P\" }")
+	got := map[string]bool{}
+	for _, r := range c.Rehomed {
+		got[r.Old.Name] = true
+	}
+	for _, want := range []string{"point", "sum", "norm"} {
+		if !got[want] {
+			t.Fatalf("re-homed %v, want %s among them", got, want)
+		}
+	}
+	run(t, s, 4, "p := point{1, 2}\n_ = p.sum() + norm(p)\np.String()")
+	// Interfaces with unexported methods across cells.
+	run(t, s, 5, "type shape interface{ area() float64 }")
+	run(t, s, 6, "type sq struct{ s float64 }\nfunc (q sq) area() float64 { return q.s * q.s }")
+	run(t, s, 7, "var sh shape = sq{2}\nsh.area()")
+}
+
+func TestGenericsAcrossCells(t *testing.T) {
+	s := newSession(t)
+	run(t, s, 1, "func Map[T, U any](xs []T, f func(T) U) []U {\n\tvar out []U\n\tfor _, x := range xs {\n\t\tout = append(out, f(x))\n\t}\n\treturn out\n}")
+	run(t, s, 2, "type list[T any] struct{ items []T }\nfunc (l *list[T]) push(v T) { l.items = append(l.items, v) }")
+	c := run(t, s, 3, "var l list[string]\nl.push(\"a\")\nm := Map([]int{1, 2}, func(i int) string { return \"x\" })\nm")
+	if len(c.Hoisted) != 1 || c.Hoisted[0].Name != "m" {
+		t.Fatalf("hoisted %v", c.Hoisted)
+	}
+	if got := varType(t, s, "l"); got != "main.list[string]" {
+		t.Fatalf("l is %s", got)
+	}
+}
+
+func TestRedefinitionOfDependencies(t *testing.T) {
+	s := newSession(t)
+	run(t, s, 1, "func g() int { return 1 }\nfunc h() int { return g() + 1 }")
+	// Same signature: compatible, nothing recompiled.
+	c := run(t, s, 2, "func g() int { return 2 }")
+	if len(c.Rehomed) != 0 {
+		t.Fatalf("re-homed %v", c.Rehomed)
+	}
+	// Another signature: h is recompiled; it no longer compiles, so it
+	// keeps its old binding with a warning.
+	old := s.Lookup("h")
+	c = run(t, s, 3, "func g() string { return \"a\" }")
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "func h (cell[1]) keeps its previous definition") {
+		t.Fatalf("warnings %q", c.Warnings)
+	}
+	if s.Lookup("h") != old {
+		t.Fatal("h was rebound")
+	}
+	// A changed constant recompiles its users.
+	run(t, s, 4, "const size = 3\nfunc area() int { return size * size }")
+	c = run(t, s, 5, "const size = 4")
+	if len(c.Rehomed) != 1 || c.Rehomed[0].Old.Name != "area" {
+		t.Fatalf("re-homed %v", c.Rehomed)
+	}
+	// A redefined type recompiles the functions that use it.
+	run(t, s, 6, "type celsius float64\nfunc warm(c celsius) bool { return c > 20 }")
+	c = run(t, s, 7, "type celsius int")
+	if len(c.Rehomed) != 1 || c.Rehomed[0].Old.Name != "warm" {
+		t.Fatalf("re-homed %v", c.Rehomed)
+	}
+	run(t, s, 8, "warm(celsius(3))")
+}
+
+func TestValuesOfOldTypesKeepThem(t *testing.T) {
+	s := newSession(t)
+	run(t, s, 1, "type T struct{ a int }\nv := T{1}")
+	run(t, s, 2, "type T struct{ a, b int }")
+	// v keeps the old T; spelling its type needs a stand-in.
+	run(t, s, 3, "w := v\nw.a")
+	reject(t, s, 4, "var z T = v", "cannot use v (variable of struct type")
+}
+
+func TestAutoImportAndImportRebinding(t *testing.T) {
+	s := newSession(t)
+	c := run(t, s, 1, `strings.ToUpper("a")`)
+	if len(c.AutoImports) != 1 || c.AutoImports[0] != "strings" {
+		t.Fatalf("auto imports %v", c.AutoImports)
+	}
+	run(t, s, 2, "import \"math/rand\"\nr := rand.Intn(3)")
+	run(t, s, 3, "import \"crypto/rand\"\nb := make([]byte, 2)\nrand.Read(b)")
+	if s.Imports()["rand"] != "crypto/rand" {
+		t.Fatalf("imports %v", s.Imports())
+	}
+	reject(t, s, 4, `import "no/such/pkg"`, "could not import no/such/pkg")
+}
+
+func TestGo126Constructs(t *testing.T) {
+	s := newSession(t)
+	run(t, s, 1, "n := 0\nfor range 3 {\n\tfunc() { n++ }()\n}\np := new(42)\n*p + n")
+	if got := varType(t, s, "p"); got != "*int" {
+		t.Fatalf("p is %s", got)
+	}
+	run(t, s, 2, "import \"slices\"\ns := []int{3, 1, 2}\nslices.Sort(s)\nslices.Max(s)")
+	run(t, s, 3, "import \"iter\"\nfunc count(n int) iter.Seq[int] {\n\treturn func(yield func(int) bool) {\n\t\tfor i := range n {\n\t\t\tif !yield(i) {\n\t\t\t\treturn\n\t\t\t}\n\t\t}\n\t}\n}\nfor i := range count(3) {\n\t_ = i\n}")
+}
+
+func TestErrorLinesHaveCarets(t *testing.T) {
+	s := newSession(t)
+	ce := reject(t, s, 1, "a := 1\nb := a +\"x\"", "cell[1]:2:6:")
+	lines := ce.Lines(func(int) string { return "a := 1\nb := a +\"x\"" })
+	if len(lines) < 3 || lines[1] != "    b := a +\"x\"" || lines[2] != "         ^" {
+		t.Fatalf("lines %q", lines)
+	}
+	reject(t, s, 2, "func f( {", "cell[2]:1:")
+	reject(t, s, 3, "_gxx := 1", "reserved by goaccel")
+}
+
+func TestRerun(t *testing.T) {
+	s := newSession(t)
+	src := "type point struct{ x int }\nfunc mk() point { return point{1} }\np := mk()"
+	run(t, s, 1, src)
+	if s.Rerun(src) == nil {
+		t.Fatal("an unchanged cell cannot run again")
+	}
+	run(t, s, 2, "func mk() point { return point{2} }")
+	if s.Rerun(src) != nil {
+		t.Fatal("a cell whose bindings changed ran again")
+	}
+}
