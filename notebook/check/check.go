@@ -47,6 +47,10 @@ type Cell struct {
 	// Trailing is the last top-level statement when it is an expression:
 	// the cell's result.
 	Trailing *ast.ExprStmt
+	// StmtSpans are the source extents of the top-level statements as
+	// written (Body holds their canonical form: a `var x = v` statement has
+	// become the assignment x = v, a const declaration an empty statement).
+	StmtSpans []Span
 	// Main reports that the cell declares func main (run at its end).
 	Main bool
 	// Warnings are messages for the user that do not stop the cell.
@@ -56,7 +60,17 @@ type Cell struct {
 	aliases map[types.Object]*Entry // stand-ins for shadowed session objects
 	units   map[ast.Decl]*Unit
 	own     map[types.Object]bool // objects the cell's file declares
+	texts   map[*token.File]string
 }
+
+// Text returns the text a file of the cell's AST was parsed from (the
+// cell's code in the layout of one of its parts, or an earlier cell's
+// declaration), so that positions index it: Offset(pos) of tf is an index
+// into Text(tf).
+func (c *Cell) Text(tf *token.File) string { return c.texts[tf] }
+
+// Span is a source extent.
+type Span struct{ Pos, End token.Pos }
 
 // Rehomed is an earlier declaration compiled again in a cell.
 type Rehomed struct {
@@ -229,7 +243,7 @@ func (st *state) checkOnce() (*Cell, []Diag) {
 	if perr != nil {
 		return nil, perr.Diags
 	}
-	c := &Cell{N: st.n, Src: st.src, Fset: s.fset, s: s, aliases: map[types.Object]*Entry{}, units: map[ast.Decl]*Unit{}}
+	c := &Cell{N: st.n, Src: st.src, Fset: s.fset, s: s, aliases: map[types.Object]*Entry{}, units: map[ast.Decl]*Unit{}, texts: p.texts}
 	for d, u := range p.units {
 		c.units[d] = u
 	}
@@ -237,10 +251,11 @@ func (st *state) checkOnce() (*Cell, []Diag) {
 	decls := append([]ast.Decl(nil), p.decls...)
 	st.rehomeUnits = map[string]*Entry{}
 	for _, e := range st.rehomeList() {
-		d, err := parseUnit(s.fset, e.Unit)
+		d, text, err := parseUnit(s.fset, e.Unit)
 		if err != nil {
 			return nil, []Diag{{Msg: err.Error()}}
 		}
+		c.texts[s.fset.File(d.Pos())] = text
 		decls = append(decls, d)
 		c.units[d] = e.Unit
 		c.Rehomed = append(c.Rehomed, Rehomed{Old: e, Decl: d})
@@ -275,6 +290,9 @@ func (st *state) checkOnce() (*Cell, []Diag) {
 	}
 	c.Imports = imports.cell
 
+	for _, s := range p.stmts {
+		c.StmtSpans = append(c.StmtSpans, Span{s.Pos(), s.End()})
+	}
 	trailing := -1
 	if k := len(p.stmts) - 1; k >= 0 {
 		if _, ok := p.stmts[k].(*ast.ExprStmt); ok {

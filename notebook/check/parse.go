@@ -25,6 +25,7 @@ type parsed struct {
 	units   map[ast.Decl]*Unit // each decl's source, for re-homing later
 	pkgPos  token.Pos          // a position of the cell (for the synthetic file)
 	comment []*ast.CommentGroup
+	texts   map[*token.File]string // the text each part was parsed from
 }
 
 const (
@@ -34,7 +35,7 @@ const (
 
 // parseCell parses src, the Go code of cell n (magic lines blanked).
 func parseCell(fset *token.FileSet, src string, n int) (*parsed, *Error) {
-	p := &parsed{src: src, n: n, units: map[ast.Decl]*Unit{}}
+	p := &parsed{src: src, n: n, units: map[ast.Decl]*Unit{}, texts: map[*token.File]string{}}
 	units := cells.Split(src)
 	// A var or const after a statement runs with the statements.
 	seenStmt := false
@@ -64,6 +65,7 @@ func parseCell(fset *token.FileSet, src string, n int) (*parsed, *Error) {
 			p.pkgPos = f.Package
 		}
 		p.comment = append(p.comment, f.Comments...)
+		p.texts[fset.File(f.Package)] = text
 		return f
 	}
 	if has[cells.Import] {
@@ -96,6 +98,7 @@ func parseCell(fset *token.FileSet, src string, n int) (*parsed, *Error) {
 		} else {
 			p.stmts = fd.Body.List
 			p.comment = append(p.comment, f.Comments...)
+			p.texts[fset.File(f.Package)] = text
 			if !p.pkgPos.IsValid() {
 				p.pkgPos = f.Package
 			}
@@ -162,17 +165,17 @@ func unitOf(tf *token.File, src string, n int, d ast.Decl) *Unit {
 }
 
 // parseUnit parses an earlier cell's declaration with its own positions.
-func parseUnit(fset *token.FileSet, u *Unit) (ast.Decl, error) {
+func parseUnit(fset *token.FileSet, u *Unit) (ast.Decl, string, error) {
 	// //line sets the position of the next line's first byte.
 	text := fmt.Sprintf("package main\n//line %s:%d:%d\n%s\n", FileName(u.Cell), u.Line, u.Col, u.Src)
 	f, err := parser.ParseFile(fset, FileName(u.Cell), text, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if len(f.Decls) != 1 {
-		return nil, fmt.Errorf("check: the source of a declaration of cell[%d] does not parse as one declaration", u.Cell)
+		return nil, "", fmt.Errorf("check: the source of a declaration of cell[%d] does not parse as one declaration", u.Cell)
 	}
-	return f.Decls[0], nil
+	return f.Decls[0], text, nil
 }
 
 // declaredNames lists what a top-level declaration binds: names (types,

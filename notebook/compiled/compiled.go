@@ -1,0 +1,394 @@
+// Package compiled runs notebook cells as compiled Go: each cell is
+// type-checked against the session (package check), turned into a package
+// (package gen), built into a plugin (package build), loaded into this
+// process, wired to the earlier cells (their variables' storage, the
+// override hooks of redefined functions) and run; then what it bound is
+// committed to the session.
+//
+// It knows nothing of Jupyter: the engine in package notebook turns its
+// results and errors into messages.
+package compiled
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/types"
+	"plugin"
+	"reflect"
+	"go/token"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/goaccel/goaccel/notebook/build"
+	"github.com/goaccel/goaccel/notebook/check"
+	"github.com/goaccel/goaccel/notebook/gen"
+	"github.com/goaccel/goaccel/notebook/gxrt"
+)
+
+// Options configure a Session.
+type Options struct {
+	// Builder builds the plugins.
+	Builder *build.Builder
+	// AutoImport resolves package names cells use without importing them.
+	AutoImport func(name string) string
+	// ID distinguishes this session's package paths from another's in the
+	// same process (tests); "" is fine for one session per process.
+	ID string
+}
+
+// Session is a notebook's compiled state. Run calls must not overlap.
+type Session struct {
+	opts  Options
+	chk   *check.Session
+	units map[string]*unit       // loaded cell packages by import path
+	byCell map[*check.Cell]*unit // the unit of each committed cell
+	fields map[*types.Var]string  // struct field → path of the package that declared it
+	// Late hears what goroutines of cells that already ended report: a
+	// panic (with its stack) or os.Exit.
+	Late func(msg string)
+}
+
+// unit is a loaded cell package.
+type unit struct {
+	path string
+	syms map[string]any
+	cell *check.Cell
+	out  *gen.Output
+}
+
+// home is where a session entry lives at run time (check.Entry.Home).
+type home struct {
+	unit *unit
+	// ptr points to a variable's storage (*T).
+	ptr reflect.Value
+	// fn is a function's value, hook its override hook (*func(...)).
+	fn, hook reflect.Value
+}
+
+// New starts an empty session.
+func New(opts Options) *Session {
+	fset := token.NewFileSet()
+	chk := check.NewSession(check.Config{
+		Importer:   opts.Builder.Importer(fset),
+		FileSet:    fset,
+		GoVersion:  langVersion(),
+		AutoImport: opts.AutoImport,
+	})
+	s := &Session{opts: opts, chk: chk, units: map[string]*unit{}, byCell: map[*check.Cell]*unit{}, fields: map[*types.Var]string{}}
+	return s
+}
+
+// Checker returns the session's type-level state (for completion and
+// inspection).
+func (s *Session) Checker() *check.Session { return s.chk }
+
+// Reset forgets every binding (loaded plugins stay loaded: Go cannot
+// unload them).
+func (s *Session) Reset() {
+	s.chk.Reset()
+	s.byCell = map[*check.Cell]*unit{}
+}
+
+// Result is what a cell left to show.
+type Result struct {
+	// Values are the trailing expression's values (Kind says how many).
+	Values []any
+	Kind   gen.ResultKind
+	// Warnings and AutoImports are notes for the user.
+	Warnings    []string
+	AutoImports []string
+	// Built reports that a plugin was built (not taken from the cache or
+	// run again).
+	Built bool
+}
+
+// BuildError is the toolchain rejecting code the checker accepted: a
+// limit of goaccel's translation, reported with the compiler's words.
+type BuildError struct {
+	Err    error
+	Source []byte // the generated package
+}
+
+func (e *BuildError) Error() string { return e.Err.Error() }
+func (e *BuildError) Unwrap() error { return e.Err }
+
+// Run checks, builds and runs cell n. Errors: *check.Error (Go rejects the
+// cell), *BuildError, *Panic, *Exit, context errors (interrupted), or
+// others (the toolchain failed).
+func (s *Session) Run(ctx context.Context, src string, n int, progress func(string)) (*Result, error) {
+	if c := s.chk.Rerun(src); c != nil {
+		if u := s.byCell[c]; u != nil {
+			return s.execute(ctx, u, n, false)
+		}
+	}
+	c, err := s.chk.Check(src, n)
+	if err != nil {
+		return nil, err
+	}
+	reuse := map[string]*check.Entry{}
+	for _, h := range c.Hoisted {
+		if old := s.chk.Lookup(h.Name); old != nil && old.Kind == check.VarEntry && h.Obj != nil && types.Identical(old.Obj.Type(), h.Obj.Type()) && old.Home != nil {
+			reuse[h.Name] = old
+		}
+	}
+	for _, d := range c.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok.String() != "var" {
+			continue
+		}
+		for _, sp := range gd.Specs {
+			for _, id := range sp.(*ast.ValueSpec).Names {
+				obj := c.Info.Defs[id]
+				if old := s.chk.Lookup(id.Name); obj != nil && old != nil && old.Kind == check.VarEntry && types.Identical(old.Obj.Type(), obj.Type()) && old.Home != nil {
+					reuse[id.Name] = old
+				}
+			}
+		}
+	}
+	in := gen.Input{Cell: c, Home: s.homePath, FieldHome: func(f *types.Var) string { return s.fields[f] }, Reuse: reuse}
+	out, err := gen.Generate(in)
+	if err != nil {
+		return nil, &BuildError{Err: fmt.Errorf("goaccel cannot translate this cell: %w", err)}
+	}
+	path := s.pathFor(out)
+	built, err := s.opts.Builder.Build(ctx, build.Package{Path: path, Source: out.Source, Imports: out.Imports}, progress)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var ce *build.CompileError
+		if errors.As(err, &ce) {
+			return nil, &BuildError{Err: err, Source: out.Source}
+		}
+		return nil, err
+	}
+	syms, err := load(built.Plugin)
+	if err != nil {
+		return nil, err
+	}
+	u := &unit{path: path, syms: syms, cell: c, out: out}
+	s.units[path] = u
+	res, err := s.execute(ctx, u, n, !built.Cached)
+	if res != nil {
+		res.Warnings = c.Warnings
+		res.AutoImports = c.AutoImports
+	}
+	return res, err
+}
+
+// loadMu serializes plugin loading: a plugin's package registers its
+// symbol table with gxrt when it is opened.
+var loadMu sync.Mutex
+
+// load opens a cell plugin and returns its symbol table.
+func load(file string) (map[string]any, error) {
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	gxrt.TakeRegistered()
+	if _, err := plugin.Open(file); err != nil {
+		return nil, fmt.Errorf("loading the compiled cell: %w", err)
+	}
+	tables := gxrt.TakeRegistered()
+	if len(tables) != 1 {
+		return nil, fmt.Errorf("loading the compiled cell: %d symbol tables registered (want 1; was %s opened before?)", len(tables), file)
+	}
+	return tables[0], nil
+}
+
+// homePath is the import path of the package declaring an entry.
+func (s *Session) homePath(e *check.Entry) string {
+	if h, ok := e.Home.(*home); ok && h.unit != nil {
+		return h.unit.path
+	}
+	return ""
+}
+
+// pathFor names a cell package: by its content (so that a new kernel
+// running the same notebook finds it in the build cache), made unique in
+// this process.
+func (s *Session) pathFor(out *gen.Output) string {
+	h := sha256.New()
+	h.Write(out.Source)
+	for _, imp := range out.Imports {
+		h.Write([]byte{0})
+		h.Write([]byte(imp))
+	}
+	sum := hex.EncodeToString(h.Sum(nil)[:10])
+	base := "goaccel.cells/"
+	if s.opts.ID != "" {
+		base += s.opts.ID + "/"
+	}
+	path := base + "c" + sum
+	for i := 1; s.units[path] != nil; i++ {
+		path = base + "c" + sum + "_" + strconv.Itoa(i)
+	}
+	return path
+}
+
+// wire connects a loaded unit to the session: pointers to the variables of
+// earlier cells it uses.
+func (s *Session) wire(u *unit) error {
+	for _, e := range u.out.Injected {
+		h, ok := e.Home.(*home)
+		if !ok || !h.ptr.IsValid() {
+			return fmt.Errorf("variable %s has no storage", e.Name)
+		}
+		slot := reflect.ValueOf(u.syms["i:"+strconv.Itoa(e.ID)])
+		if slot.Kind() != reflect.Pointer || slot.Elem().Type() != h.ptr.Type() {
+			return fmt.Errorf("variable %s: injection point of type %v for storage %v", e.Name, slot.Type(), h.ptr.Type())
+		}
+		slot.Elem().Set(h.ptr)
+	}
+	return nil
+}
+
+// commit records the bindings of a unit that ran: homes, override hooks of
+// functions redefined compatibly, the homes of struct fields.
+func (s *Session) commit(u *unit, done int, initOK bool) {
+	c := u.cell
+	if !initOK {
+		return
+	}
+	bindings := s.chk.Commit(c, func(h *check.Hoisted) bool { return h.Stmt < done })
+	for _, b := range bindings {
+		e := b.New
+		h := &home{unit: u}
+		switch e.Kind {
+		case check.VarEntry:
+			if old := u.out; old != nil {
+				if p, ok := u.syms["v:"+e.Name]; ok {
+					h.ptr = reflect.ValueOf(p)
+				} else if b.Old != nil && b.Compatible {
+					if oh, ok := b.Old.Home.(*home); ok {
+						h.ptr = oh.ptr
+					}
+				}
+			}
+		case check.FuncEntry:
+			if f, ok := u.syms["f:"+e.Name]; ok {
+				h.fn = reflect.ValueOf(f)
+				h.hook = reflect.ValueOf(u.syms["o:"+e.Name])
+			}
+			if b.Old != nil && b.Compatible && h.fn.IsValid() {
+				for p := b.Old; p != nil; p = p.Prev {
+					if oh, ok := p.Home.(*home); ok && oh.hook.IsValid() && oh.hook.Elem().Type() == h.fn.Type() {
+						oh.hook.Elem().Set(h.fn)
+					}
+				}
+			}
+		}
+		e.Home = h
+	}
+	for _, obj := range c.Info.Defs {
+		if v, ok := obj.(*types.Var); ok && v.IsField() {
+			s.fields[v] = u.path
+		}
+	}
+	s.byCell[c] = u
+}
+
+// execute runs a unit's initializer and statements.
+func (s *Session) execute(ctx context.Context, u *unit, n int, built bool) (*Result, error) {
+	if err := s.wire(u); err != nil {
+		return nil, err
+	}
+	res := &Result{Kind: u.out.Result, Built: built}
+	done, _ := u.syms["done"].(*int)
+	if done != nil {
+		*done = 0
+	}
+	initFn, _ := u.syms["init"].(func())
+	runFn, _ := u.syms["run"].(func())
+	r := newRun(s, n)
+	defer r.end()
+	if err := r.call(ctx, initFn); err != nil {
+		return nil, err
+	}
+	err := r.call(ctx, runFn)
+	vals := r.values()
+	k := 0
+	if done != nil {
+		k = *done
+	}
+	s.commit(u, k, true)
+	if err != nil {
+		return nil, err
+	}
+	res.Values = vals
+	return res, nil
+}
+
+// Entries lists the session's variables with their current values, for
+// %who and the variable explorer.
+func (s *Session) Entries() []Var {
+	var out []Var
+	for _, e := range s.chk.Entries() {
+		if e.Kind != check.VarEntry {
+			continue
+		}
+		h, ok := e.Home.(*home)
+		if !ok || !h.ptr.IsValid() {
+			continue
+		}
+		out = append(out, Var{Name: e.Name, Type: types.TypeString(e.Obj.Type(), qualifier), Value: h.ptr.Elem()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Var is a session variable.
+type Var struct {
+	Name  string
+	Type  string
+	Value reflect.Value
+}
+
+func qualifier(p *types.Package) string {
+	if p.Path() == "main" {
+		return ""
+	}
+	return p.Name()
+}
+
+// Value returns the storage of the session variable name (addressable).
+func (s *Session) Value(name string) (reflect.Value, bool) {
+	e := s.chk.Lookup(name)
+	if e == nil || e.Kind != check.VarEntry {
+		return reflect.Value{}, false
+	}
+	h, ok := e.Home.(*home)
+	if !ok || !h.ptr.IsValid() {
+		return reflect.Value{}, false
+	}
+	return h.ptr.Elem(), true
+}
+
+// Func returns the current value of the session function name.
+func (s *Session) Func(name string) (reflect.Value, bool) {
+	e := s.chk.Lookup(name)
+	if e == nil || e.Kind != check.FuncEntry {
+		return reflect.Value{}, false
+	}
+	h, ok := e.Home.(*home)
+	if !ok || !h.fn.IsValid() {
+		return reflect.Value{}, false
+	}
+	return h.fn, true
+}
+
+// langVersion is the language version of the running toolchain (go1.26).
+func langVersion() string {
+	v := strings.Fields(runtime.Version())[0]
+	parts := strings.SplitN(strings.TrimPrefix(v, "go"), ".", 3)
+	if len(parts) >= 2 {
+		return "go" + parts[0] + "." + parts[1]
+	}
+	return ""
+}

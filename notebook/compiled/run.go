@@ -1,0 +1,203 @@
+package compiled
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/goaccel/goaccel/notebook/gxrt"
+)
+
+// Panic is a panic that ended a cell: in its code or in a goroutine it
+// started.
+type Panic struct {
+	Value any
+	// Stack is the panicking goroutine's stack, as runtime/debug.Stack
+	// prints it.
+	Stack []byte
+	// Goroutine reports a panic in a goroutine the cell started.
+	Goroutine bool
+}
+
+func (p *Panic) Error() string { return fmt.Sprintf("panic: %v", p.Value) }
+
+// Exit is os.Exit (or log.Fatal) called by a cell.
+type Exit struct{ Code int }
+
+func (e *Exit) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
+// Stuck is an interrupted cell that did not stop: it is blocked where no
+// check runs (a compiled package's system call, a lock).
+type Stuck struct{ Stack []byte }
+
+func (e *Stuck) Error() string {
+	return "the cell was interrupted but its code is still blocked and keeps running in the background"
+}
+
+// StopGrace is how long an interrupted cell has to stop.
+const StopGrace = 2 * time.Second
+
+// run is one execution of a cell's code. Its id (not the execution count,
+// which may repeat across sessions in one process) tags the goroutines the
+// code starts.
+type run struct {
+	id      int64
+	s       *Session
+	mu      sync.Mutex
+	vals    []any
+	failure chan error // a goroutine's panic or an os.Exit
+	ended   bool
+}
+
+var (
+	runs      sync.Map // id → *run
+	lastRunID atomic.Int64
+	hooksOnce sync.Once
+)
+
+func installHooks() {
+	gxrt.SetHooks(&gxrt.Hooks{
+		Result: func(vals []any, multi bool) {
+			if r := current(gxrt.CurrentCell()); r != nil {
+				r.mu.Lock()
+				r.vals = vals
+				r.mu.Unlock()
+			}
+		},
+		GoPanic: func(cell int64, v any, stack []byte) {
+			p := &Panic{Value: v, Stack: stack, Goroutine: true}
+			if r := current(cell); r != nil && r.fail(p) {
+				return
+			}
+			late(cell, fmt.Sprintf("panic in a goroutine of a cell that already ended: %v\n%s", v, stack))
+		},
+		Exit: func(cell int64, code int) {
+			if r := current(cell); r != nil && r.fail(&Exit{Code: code}) {
+				return
+			}
+			late(cell, fmt.Sprintf("os.Exit(%d) in a goroutine of a cell that already ended: that goroutine stopped", code))
+		},
+		LaunchName: func(name string, fn any) {
+			if h := launchNameHook.Load(); h != nil {
+				(*h)(name, fn)
+			}
+		},
+	})
+}
+
+// launchNameHook hears the names of launched functions.
+var launchNameHook atomic.Pointer[func(string, any)]
+
+// SetLaunchName installs what hears the names of launched functions.
+func SetLaunchName(f func(name string, fn any)) { launchNameHook.Store(&f) }
+
+// lateSessions maps run ids of ended runs to their session, for late
+// reports.
+var lateSessions sync.Map
+
+func late(id int64, msg string) {
+	if v, ok := lateSessions.Load(id); ok {
+		if s := v.(*Session); s.Late != nil {
+			s.Late(msg)
+		}
+	}
+}
+
+func current(id int64) *run {
+	if v, ok := runs.Load(id); ok {
+		return v.(*run)
+	}
+	return nil
+}
+
+func newRun(s *Session, _ int) *run {
+	hooksOnce.Do(installHooks)
+	r := &run{id: lastRunID.Add(1), s: s, failure: make(chan error, 1)}
+	runs.Store(r.id, r)
+	lateSessions.Store(r.id, s)
+	return r
+}
+
+// end retires the run: later reports from its goroutines are late.
+func (r *run) end() {
+	r.mu.Lock()
+	r.ended = true
+	r.mu.Unlock()
+	runs.Delete(r.id)
+}
+
+// fail records a goroutine's panic or an exit; it reports whether the run
+// takes it (the first one wins).
+func (r *run) fail(err error) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended {
+		return false
+	}
+	select {
+	case r.failure <- err:
+	default:
+	}
+	return true
+}
+
+func (r *run) values() []any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.vals
+}
+
+// call runs fn in a goroutine of the run and waits for it, an exit, a
+// goroutine's panic, or the end of ctx.
+func (r *run) call(ctx context.Context, fn func()) error {
+	if fn == nil {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() {
+		leave := gxrt.Enter(r.id)
+		defer leave()
+		defer func() {
+			if v := recover(); v != nil {
+				if _, ok := v.(gxrt.Interrupt); ok {
+					done <- context.Canceled
+					return
+				}
+				done <- &Panic{Value: v, Stack: debug.Stack()}
+				return
+			}
+			done <- nil
+		}()
+		fn()
+	}()
+	stop := func() (error, bool) {
+		gxrt.Stop(r.id)
+		defer gxrt.Stop(0)
+		select {
+		case <-done:
+			return nil, true
+		case <-time.After(StopGrace):
+			return nil, false
+		}
+	}
+	select {
+	case err := <-done:
+		return err
+	case err := <-r.failure:
+		if _, ok := err.(*Exit); ok {
+			// The goroutine that called os.Exit is parked; stop the rest.
+			stop()
+			return err
+		}
+		stop()
+		return err
+	case <-ctx.Done():
+		if _, ok := stop(); !ok {
+			return &Stuck{}
+		}
+		return ctx.Err()
+	}
+}
