@@ -27,6 +27,8 @@ import (
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/input"
 	"github.com/goaccel/goaccel/launcher"
+	"github.com/goaccel/goaccel/notebook/build"
+	"github.com/goaccel/goaccel/notebook/compiled"
 	"github.com/goaccel/goaccel/notebook/fdcapture"
 )
 
@@ -49,6 +51,12 @@ type Options struct {
 	Symbols []map[string]map[string]reflect.Value
 	// Version is reported in Info (the goaccel version).
 	Version string
+	// Interpret runs every cell on the interpreter instead of compiling
+	// declarations with the Go toolchain.
+	Interpret bool
+	// BuildCache is where compiled cells are cached
+	// (~/.cache/goaccel/build by default).
+	BuildCache string
 }
 
 // DeclKind is the kind of a logged declaration.
@@ -120,6 +128,12 @@ type Engine struct {
 	results    [][]byte          // worker: encoded results
 	resultErr  string            // worker: the function's returned error
 	closed     bool
+
+	// compiled cells (see compiledcell.go); comp is nil when they are
+	// unavailable, compErr says why.
+	builder *build.Builder
+	comp    *compiled.Session
+	compErr error
 
 	out      *streamer
 	stdin    *stdinReader
@@ -214,6 +228,7 @@ func New(opts Options) (*Engine, error) {
 	if err := e.reset(); err != nil {
 		return nil, err
 	}
+	e.startCompiled()
 	if opts.Capture != nil {
 		opts.Capture.SetOutput(func(stream string, p []byte) {
 			if stream == "stderr" {
@@ -269,6 +284,9 @@ func (e *Engine) reset() error {
 	}
 	if _, err := it.EvalWithContext(context.Background(), prelude); err != nil {
 		return fmt.Errorf("notebook: loading the prelude: %w", err)
+	}
+	if e.comp != nil {
+		e.comp.Reset()
 	}
 	e.mu.Lock()
 	e.it = it
@@ -417,6 +435,9 @@ func (e *Engine) Close() error {
 	e.mu.Unlock()
 	if e.opts.Capture != nil {
 		e.opts.Capture.SetOutput(nil)
+	}
+	if e.builder != nil {
+		return e.builder.Close()
 	}
 	return nil
 }

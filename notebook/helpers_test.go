@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/notebook/fdcapture"
 )
 
 // fakeIO is an in-memory CellIO.
@@ -65,14 +66,23 @@ func (f *fakeIO) text(name string) string {
 	return b.String()
 }
 
-// newEngine returns an engine without fd capture.
+// newEngine returns an engine capturing fds 1 and 2 (where compiled cells
+// write) for the length of the test.
 func newEngine(t testing.TB) *Engine {
 	t.Helper()
-	e, err := New(Options{Version: "test"})
+	c, err := fdcapture.Redirect()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { e.Close() })
+	e, err := New(Options{Version: "test", Capture: c})
+	if err != nil {
+		_ = c.Restore()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		e.Close()
+		_ = c.Restore()
+	})
 	return e
 }
 

@@ -196,6 +196,9 @@ func (e *Engine) askInterpreter(it *interp.Interpreter, cs *cellState, fname, co
 // runCell runs the Go code of a cell and returns the trailing expression's
 // MIME bundle (nil when there is none).
 func (e *Engine) runCell(ctx context.Context, cs *cellState, src string) (frontend.MIMEBundle, *frontend.Error) {
+	if e.comp != nil {
+		return e.runCompiled(ctx, cs, src)
+	}
 	it := e.interp()
 	fset := it.FileSet()
 	pc, ferr := e.parseCell(fset, src, cs.count)

@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -546,7 +547,7 @@ func (st *state) filter(diags []Diag, p *parsed, trailing int, hoistIDs []*ast.I
 	var out []Diag
 	for _, d := range diags {
 		switch {
-		case strings.HasSuffix(d.Msg, "imported and not used"):
+		case unusedImport.MatchString(d.Msg):
 			continue
 		case strings.HasPrefix(d.Msg, "declared and not used: ") && hoistAt[d.Pos]:
 			continue
@@ -557,6 +558,9 @@ func (st *state) filter(diags []Diag, p *parsed, trailing int, hoistIDs []*ast.I
 	}
 	return out
 }
+
+// unusedImport matches go/types' message for an unused import.
+var unusedImport = regexp.MustCompile(`imported (as \S+ )?and not used$`)
 
 // within reports whether pos lies inside node n.
 func within(fset *token.FileSet, pos token.Position, n ast.Node) bool {
@@ -669,8 +673,15 @@ func (st *state) dropFailingDependents(diags []Diag) bool {
 		if _, done := st.dropped[e]; done {
 			continue
 		}
-		// A method cannot be left behind alone: its type goes back too.
+		// A method cannot be left behind alone: its type goes back too
+		// (unless the method was being carried to a type the cell
+		// redefines: then it just does not come along).
 		victims := []*Entry{e}
+		if e.Kind == MethodEntry && e.Recv != nil && !st.rehome[e.Recv] {
+			st.dropped[e] = fmt.Sprintf("warning: method %s.%s (cell[%d]) is not carried over to the new %s: it does not compile with it: %s", e.Recv.Name, e.Name, unitCell(e), e.Recv.Name, d)
+			dropped = true
+			continue
+		}
 		if e.Kind == MethodEntry && e.Recv != nil {
 			victims = append(victims, e.Recv)
 			for _, m := range st.s.methods[e.Recv] {

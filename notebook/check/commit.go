@@ -87,6 +87,14 @@ func (st *state) staleDependents(c *Cell) []*Entry {
 		if _, gone := st.dropped[d]; gone {
 			continue
 		}
+		if d.Kind == MethodEntry && d.Recv != nil && st.redefinesType(c, d.Recv.Name) {
+			// The cell redefines the method's type: the method is carried
+			// to the new type, unless the cell declares it itself.
+			if !st.declaresMethod(c, d.Recv.Name, d.Name) {
+				more = append(more, d)
+			}
+			continue
+		}
 		if d.Kind == MethodEntry && d.Recv != nil {
 			if !st.rehome[d.Recv] {
 				more = append(more, d.Recv)
@@ -110,6 +118,34 @@ func (st *state) staleDependents(c *Cell) []*Entry {
 		}
 	}
 	return out
+}
+
+// redefinesType reports whether the cell's own declarations declare a type
+// named name.
+func (st *state) redefinesType(c *Cell, name string) bool {
+	for _, d := range c.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
+			for _, sp := range g.Specs {
+				if sp.(*ast.TypeSpec).Name.Name == name {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// declaresMethod reports whether the cell declares method m on type t.
+func (st *state) declaresMethod(c *Cell, t, m string) bool {
+	for _, d := range c.Decls {
+		_, methods := declaredNames(d)
+		for _, x := range methods {
+			if x[0] == t && x[1] == m {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Commit records what a cell bound once it ran: its imports, declarations,

@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/scanner"
 	"go/token"
+	"strings"
 
 	"github.com/goaccel/goaccel/notebook/cells"
 )
@@ -107,7 +108,15 @@ func parseCell(fset *token.FileSet, src string, n int) (*parsed, *Error) {
 	if len(errs) > 0 {
 		errs.Sort()
 		e := &Error{Cell: n}
+		lines := strings.Split(src, "\n")
 		for _, x := range errs {
+			// Past the cell's last line is the wrapper's closing brace: the
+			// cell ended too early.
+			if x.Pos.Filename == name && x.Pos.Line > len(lines) {
+				x.Pos.Line = len(lines)
+				x.Pos.Column = len(lines[len(lines)-1]) + 1
+				x.Msg = strings.Replace(x.Msg, "found '}'", "found 'EOF'", 1)
+			}
 			e.Diags = append(e.Diags, Diag{Pos: x.Pos, Msg: x.Msg, Syntax: true})
 		}
 		return nil, e

@@ -50,6 +50,9 @@ type Session struct {
 	units map[string]*unit       // loaded cell packages by import path
 	byCell map[*check.Cell]*unit // the unit of each committed cell
 	fields map[*types.Var]string  // struct field → path of the package that declared it
+	// order is every checked cell that was built, oldest first (for
+	// locating panics in their code).
+	order []*check.Cell
 	// Late hears what goroutines of cells that already ended report: a
 	// panic (with its stack) or os.Exit.
 	Late func(msg string)
@@ -107,6 +110,10 @@ type Result struct {
 	// Built reports that a plugin was built (not taken from the cache or
 	// run again).
 	Built bool
+	// Bindings and Imports are what the cell bound (set also when its code
+	// failed part-way: what ran stays).
+	Bindings []check.Binding
+	Imports  []*check.Import
 }
 
 // BuildError is the toolchain rejecting code the checker accepted: a
@@ -174,6 +181,7 @@ func (s *Session) Run(ctx context.Context, src string, n int, progress func(stri
 		return nil, err
 	}
 	u := &unit{path: path, syms: syms, cell: c, out: out}
+	s.order = append(s.order, c)
 	s.units[path] = u
 	res, err := s.execute(ctx, u, n, !built.Cached)
 	if res != nil {
@@ -251,11 +259,8 @@ func (s *Session) wire(u *unit) error {
 
 // commit records the bindings of a unit that ran: homes, override hooks of
 // functions redefined compatibly, the homes of struct fields.
-func (s *Session) commit(u *unit, done int, initOK bool) {
+func (s *Session) commit(u *unit, done int) []check.Binding {
 	c := u.cell
-	if !initOK {
-		return
-	}
 	bindings := s.chk.Commit(c, func(h *check.Hoisted) bool { return h.Stmt < done })
 	for _, b := range bindings {
 		e := b.New
@@ -292,6 +297,7 @@ func (s *Session) commit(u *unit, done int, initOK bool) {
 		}
 	}
 	s.byCell[c] = u
+	return bindings
 }
 
 // execute runs a unit's initializer and statements.
@@ -308,6 +314,8 @@ func (s *Session) execute(ctx context.Context, u *unit, n int, built bool) (*Res
 	runFn, _ := u.syms["run"].(func())
 	r := newRun(s, n)
 	defer r.end()
+	// A cell whose package-level variables fail to initialize binds
+	// nothing: its declarations never came into being.
 	if err := r.call(ctx, initFn); err != nil {
 		return nil, err
 	}
@@ -317,9 +325,10 @@ func (s *Session) execute(ctx context.Context, u *unit, n int, built bool) (*Res
 	if done != nil {
 		k = *done
 	}
-	s.commit(u, k, true)
+	res.Bindings = s.commit(u, k)
+	res.Imports = u.cell.Imports
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	res.Values = vals
 	return res, nil

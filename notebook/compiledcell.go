@@ -1,0 +1,287 @@
+package notebook
+
+// Cells as compiled Go (package compiled): the engine's side — turning a
+// run's result into the cell's output and its errors into Jupyter errors,
+// and keeping the declaration log that %who, completion and the launcher
+// read.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"go/types"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/notebook/build"
+	"github.com/goaccel/goaccel/notebook/check"
+	"github.com/goaccel/goaccel/notebook/compiled"
+	"github.com/goaccel/goaccel/notebook/gen"
+)
+
+// startCompiled prepares compiled cells, or records why they are
+// unavailable (cells are then interpreted).
+func (e *Engine) startCompiled() {
+	if e.opts.Interpret {
+		e.compErr = errors.New("interpretation was asked for")
+		return
+	}
+	b, err := build.New(context.Background(), build.Options{CacheDir: e.opts.BuildCache})
+	if err != nil {
+		e.compErr = err
+		return
+	}
+	e.builder = b
+	e.comp = compiled.New(compiled.Options{Builder: b, AutoImport: e.autoImportPath})
+	e.comp.Late = func(msg string) { e.out.write("stderr", []byte(msg+"\n")) }
+	compiled.SetLaunchName(func(name string, fn any) { e.launchName(name, fn) })
+}
+
+// autoImportPath resolves a package name a cell uses without importing it.
+func (e *Engine) autoImportPath(name string) string {
+	if p, ok := preferredImport[name]; ok {
+		return p
+	}
+	return e.importablePackages()[name]
+}
+
+// runCompiled runs a cell as compiled Go.
+func (e *Engine) runCompiled(ctx context.Context, cs *cellState, code string) (frontend.MIMEBundle, *frontend.Error) {
+	progress := func(msg string) { e.out.write("stderr", []byte("goaccel: "+msg+"\n")) }
+	res, err := e.comp.Run(ctx, code, cs.count, progress)
+	if res != nil {
+		for _, p := range res.AutoImports {
+			e.out.write("stderr", []byte(fmt.Sprintf("goaccel: added import %q\n", p)))
+		}
+		for _, w := range res.Warnings {
+			e.out.write("stderr", []byte("goaccel: "+w+"\n"))
+		}
+		e.logBindings(res.Bindings, res.Imports, cs.count)
+	}
+	e.flushOutput()
+	if perr := goPanicError(cs); perr != nil && err == nil {
+		return nil, perr
+	}
+	if err != nil {
+		return nil, e.compiledError(err, code, cs.count)
+	}
+	if ctx.Err() != nil {
+		return nil, errInterrupted()
+	}
+	if res.Kind == gen.NoResult || len(res.Values) == 0 {
+		return nil, nil
+	}
+	return resultBundle(res.Values, res.Kind == gen.MultiResult), nil
+}
+
+// logBindings keeps the declaration log in step with what compiled cells
+// bound.
+func (e *Engine) logBindings(bindings []check.Binding, imports []*check.Import, count int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, im := range imports {
+		src := "import " + strconv.Quote(im.Path)
+		if im.Name != "" {
+			src = "import " + im.Name + " " + strconv.Quote(im.Path)
+		}
+		if im.Name != "_" && im.Name != "." {
+			e.imports[im.Name] = im.Path
+		}
+		e.logDecl(Declaration{Kind: KindImport, Name: im.Name, Source: src, Path: im.Path, Cell: count})
+	}
+	qual := e.qualifierLocked()
+	for _, b := range bindings {
+		en := b.New
+		d := Declaration{Name: en.Name, Cell: count}
+		if en.Unit != nil {
+			d.Source = en.Unit.Src
+		}
+		switch en.Kind {
+		case check.TypeEntry:
+			d.Kind = KindType
+		case check.FuncEntry:
+			d.Kind = KindFunc
+			d.results = en.Obj.Type().(*types.Signature).Results().Len()
+		case check.MethodEntry:
+			d.Kind = KindMethod
+			if en.Recv != nil {
+				d.Name = en.Recv.Name + "." + en.Name
+			}
+			d.results = en.Obj.Type().(*types.Signature).Results().Len()
+		case check.ConstEntry:
+			d.Kind = KindConst
+			d.Names = []string{en.Name}
+			if d.Source == "" {
+				d.Source = "const " + en.Name + " " + types.TypeString(en.Obj.Type(), qual) + " = " + en.Obj.(*types.Const).Val().ExactString()
+			}
+		case check.VarEntry:
+			d.Kind = KindVar
+			d.Names = []string{en.Name}
+			d.Source = "var " + en.Name + " " + types.TypeString(en.Obj.Type(), qual)
+			d.FromStatement = true
+		}
+		e.logDecl(d)
+	}
+}
+
+// qualifierLocked names packages in type strings as the session imports
+// them. Callers hold e.mu.
+func (e *Engine) qualifierLocked() types.Qualifier {
+	byPath := map[string]string{}
+	for name, path := range e.imports {
+		byPath[path] = name
+	}
+	return func(p *types.Package) string {
+		if p.Path() == "main" {
+			return ""
+		}
+		if n, ok := byPath[p.Path()]; ok {
+			return n
+		}
+		return p.Name()
+	}
+}
+
+// compiledError turns what a compiled run returned into the cell's error.
+func (e *Engine) compiledError(err error, src string, count int) *frontend.Error {
+	var ce *check.Error
+	var be *compiled.BuildError
+	var p *compiled.Panic
+	var ex *compiled.Exit
+	var stuck *compiled.Stuck
+	var ie *build.ImportError
+	switch {
+	case errors.As(err, &ce):
+		lines := ce.Lines(func(n int) string {
+			if n == count {
+				return src
+			}
+			return e.comp.Checker().Source(n)
+		})
+		name := "CompileError"
+		if len(ce.Diags) > 0 && ce.Diags[0].Syntax {
+			name = "SyntaxError"
+		}
+		return &frontend.Error{Name: name, Value: ce.Error(), Traceback: lines}
+	case errors.As(err, &ie):
+		msg := ie.Error()
+		return &frontend.Error{Name: "ImportError", Value: msg, Traceback: []string{msg}}
+	case errors.As(err, &be):
+		msg := "goaccel could not compile this cell: " + mapGenerated(be.Err.Error())
+		tb := []string{msg, "(this is a limit of goaccel's translation of cells to Go packages, not an error in the cell; see LANGUAGE.md)"}
+		return &frontend.Error{Name: "BuildError", Value: msg, Traceback: tb}
+	case errors.As(err, &p):
+		return panicReport(p, e.comp.Locate)
+	case errors.As(err, &ex):
+		if ex.Code == 0 {
+			return nil
+		}
+		msg := fmt.Sprintf("exit status %d", ex.Code)
+		return &frontend.Error{Name: "Exit", Value: msg, Traceback: []string{"os.Exit(" + strconv.Itoa(ex.Code) + "): " + msg + " (the cell stopped; the kernel and its state live on)"}}
+	case errors.As(err, &stuck):
+		msg := "interrupted, but the cell's code is blocked where it cannot be stopped and keeps running in the background"
+		return &frontend.Error{Name: "Interrupted", Value: msg, Traceback: []string{msg}}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return errInterrupted()
+	}
+	msg := err.Error()
+	return &frontend.Error{Name: "BuildError", Value: msg, Traceback: []string{msg}}
+}
+
+// generatedPos matches positions in the generated package's file.
+var generatedPos = regexp.MustCompile(`\S*/cell\.go:\d+:\d+: `)
+
+func mapGenerated(s string) string { return generatedPos.ReplaceAllString(s, "") }
+
+// panicValue formats a panic value as Go's runtime prints it (the address
+// Go prints for composite values gives way to the value).
+func panicValue(v any) string {
+	switch x := v.(type) {
+	case error:
+		return x.Error()
+	case fmt.Stringer:
+		return x.String()
+	case string:
+		return x
+	case nil:
+		return "nil"
+	case bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr, float32, float64, complex64, complex128:
+		return fmt.Sprint(x)
+	}
+	return fmt.Sprintf("(%T) %+v", v, v)
+}
+
+// panicReport is the error of a cell that panicked: Go's first line and
+// the frames of cell code, innermost first.
+func panicReport(p *compiled.Panic, locate func(string, *compiled.Panic) string) *frontend.Error {
+	val := panicValue(p.Value)
+	head := "panic: " + val
+	if err, ok := p.Value.(error); ok && isRuntimeError(err) && strings.Contains(val, "nil pointer") {
+		head += "\n[signal SIGSEGV: segmentation violation]"
+	}
+	tb := []string{head, ""}
+	frames := cellFrames(string(p.Stack))
+	// The innermost cell frame gets a column.
+	for i := 1; i < len(frames); i += 2 {
+		if loc := strings.TrimPrefix(frames[i], "\t"); strings.HasPrefix(loc, "cell[") {
+			frames[i] = "\t" + locate(loc, p)
+			break
+		}
+	}
+	if p.Goroutine {
+		tb = append(tb, "goroutine started by the cell [running]:")
+	} else {
+		tb = append(tb, "goroutine [running]:")
+	}
+	tb = append(tb, frames...)
+	return &frontend.Error{Name: "panic", Value: val, Traceback: tb}
+}
+
+func isRuntimeError(err error) bool {
+	type runtimeError interface{ RuntimeError() }
+	var re runtimeError
+	return errors.As(err, &re)
+}
+
+// cellFramePkg matches the package path part of a cell function's name.
+var cellFramePkg = regexp.MustCompile(`goaccel\.cells/(?:[^/\s]+/)*c[0-9a-f]+(?:_\d+)?\.`)
+
+// cellFrames extracts from a goroutine's stack the frames from the panic
+// down to the cell's own code, with cell functions named as the cell named
+// them (main.f) and offsets dropped.
+func cellFrames(stack string) []string {
+	lines := strings.Split(strings.TrimRight(stack, "\n"), "\n")
+	var out []string
+	started := false
+	for i := 1; i+1 < len(lines); i += 2 {
+		fn, loc := lines[i], strings.TrimSpace(lines[i+1])
+		if !started {
+			if strings.HasPrefix(fn, "panic(") {
+				started = true
+			}
+			continue
+		}
+		if strings.Contains(fn, "notebook/compiled.") || strings.Contains(fn, "notebook/gxrt.") {
+			break
+		}
+		if strings.Contains(loc, "goaccel-generated") {
+			continue
+		}
+		if i := strings.LastIndex(loc, " +0x"); i > 0 {
+			loc = loc[:i]
+		}
+		fn = cellFramePkg.ReplaceAllString(fn, "main.")
+		fn = strings.ReplaceAll(fn, "_gxE_", "")
+		fn = strings.ReplaceAll(fn, "Gxm_", "")
+		if strings.HasPrefix(fn, "main._gxrun(") || strings.HasPrefix(fn, "main._gxinit(") {
+			fn = "main.<cell>()"
+		}
+		out = append(out, fn, "\t"+loc)
+	}
+	if !started {
+		return nil
+	}
+	return out
+}

@@ -1,0 +1,133 @@
+package notebook
+
+import (
+	"encoding/json"
+	"fmt"
+	"image"
+	"reflect"
+	"strings"
+
+	"github.com/goaccel/goaccel/display"
+	"github.com/goaccel/goaccel/frontend"
+)
+
+// The rich representations a value can offer by its methods.
+type (
+	htmler     interface{ HTML() string }
+	markdowner interface{ Markdown() string }
+	svger      interface{ SVG() string }
+	latexer    interface{ LaTeX() string }
+	pnger      interface{ PNG() []byte }
+	jpeger     interface{ JPEG() []byte }
+)
+
+// resultBundle is the MIME bundle of a compiled cell's trailing values:
+// text/plain as fmt prints them (a string quoted, so "" and trailing spaces
+// show), plus what the value's HTML, Markdown, SVG, LaTeX, PNG, JPEG or
+// JSON methods give, or a PNG for an image.Image.
+func resultBundle(vals []any, multi bool) frontend.MIMEBundle {
+	b := frontend.MIMEBundle{}
+	if multi {
+		parts := make([]string, len(vals))
+		for i, v := range vals {
+			parts[i] = plainText(v)
+		}
+		b["text/plain"] = strings.Join(parts, ", ")
+		return b
+	}
+	v := vals[0]
+	b["text/plain"] = plainText(v)
+	if v == nil {
+		return b
+	}
+	try := func(f func()) {
+		defer func() { _ = recover() }() // a method that panics adds nothing
+		f()
+	}
+	try(func() {
+		if x, ok := v.(htmler); ok {
+			b["text/html"] = x.HTML()
+		}
+	})
+	try(func() {
+		if x, ok := v.(markdowner); ok {
+			b["text/markdown"] = x.Markdown()
+		}
+	})
+	try(func() {
+		if x, ok := v.(svger); ok {
+			b["image/svg+xml"] = x.SVG()
+		}
+	})
+	try(func() {
+		if x, ok := v.(latexer); ok {
+			b["text/latex"] = x.LaTeX()
+		}
+	})
+	try(func() {
+		if x, ok := v.(pnger); ok {
+			b["image/png"] = encodeBase64(x.PNG())
+		}
+	})
+	try(func() {
+		if x, ok := v.(jpeger); ok {
+			b["image/jpeg"] = encodeBase64(x.JPEG())
+		}
+	})
+	try(func() { addJSON(b, v) })
+	try(func() {
+		if img, ok := v.(image.Image); ok && img != nil {
+			if ib, err := display.ImageBundle(img); err == nil {
+				b["image/png"] = ib["image/png"]
+			}
+		}
+	})
+	return b
+}
+
+// plainText is a value as the cell's text/plain result.
+func plainText(v any) (s string) {
+	defer func() {
+		if r := recover(); r != nil {
+			s = fmt.Sprintf("<value could not be formatted: %v>", r)
+		}
+	}()
+	if v == nil {
+		return "<nil>"
+	}
+	switch v.(type) {
+	case fmt.Stringer, error, fmt.Formatter:
+		return fmt.Sprint(v)
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.String {
+		return fmt.Sprintf("%q", rv.String())
+	}
+	return fmt.Sprint(v)
+}
+
+// addJSON adds application/json from a JSON method returning JSON text or
+// a JSON-encodable value.
+func addJSON(b frontend.MIMEBundle, v any) {
+	m := reflect.ValueOf(v).MethodByName("JSON")
+	if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 {
+		return
+	}
+	out := m.Call(nil)[0].Interface()
+	var text []byte
+	switch x := out.(type) {
+	case []byte:
+		text = x
+	case string:
+		text = []byte(x)
+	default:
+		raw, err := json.Marshal(x)
+		if err != nil {
+			return
+		}
+		text = raw
+	}
+	var tree any
+	if json.Unmarshal(text, &tree) == nil {
+		b["application/json"] = tree
+	}
+}
