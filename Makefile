@@ -16,12 +16,20 @@ GO      ?= go
 PY      := $(VENV)/bin/python
 export GOACCEL_VENV := $(VENV)
 
+# The kernel loads compiled cells as Go plugins, and a binary that can load
+# plugins is linked to resolve every C symbol at start-up (-z now); go-nvml
+# leaves NVML's symbols to be resolved when libnvidia-ml is loaded, so such a
+# binary would not start on a machine without it. Binaries and test binaries
+# are therefore linked with lazy binding. SourceDir tells the kernel where the
+# goaccel source it was built from lives (compiled cells are built against it).
+LDFLAGS := -extldflags=-Wl,-z,lazy -X github.com/goaccel/goaccel/notebook/build.SourceDir=$(CURDIR)
+
 .PHONY: all build lab test test-deps go-test e2e browser-test bench vet fmt-check clean venv browser-deps
 
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/kernel
+	$(GO) build -ldflags='$(LDFLAGS)' -o $(BIN) ./cmd/kernel
 
 venv:
 	@bash scripts/venv.sh "$(VENV)" e2e/requirements.lock
@@ -41,7 +49,7 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-ed:"; echo "$$out"; exit 1; fi
 
 go-test: build
-	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -ldflags='$(LDFLAGS)' -count=1 -timeout 20m ./...
 
 e2e: build
 	cd e2e && $(PY) -m pytest -p no:cacheprovider -q .

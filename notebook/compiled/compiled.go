@@ -16,10 +16,10 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
+	"go/token"
 	"go/types"
 	"plugin"
 	"reflect"
-	"go/token"
 	"runtime"
 	"sort"
 	"strconv"
@@ -45,11 +45,11 @@ type Options struct {
 
 // Session is a notebook's compiled state. Run calls must not overlap.
 type Session struct {
-	opts  Options
-	chk   *check.Session
-	units map[string]*unit       // loaded cell packages by import path
+	opts   Options
+	chk    *check.Session
+	units  map[string]*unit      // loaded cell packages by import path
 	byCell map[*check.Cell]*unit // the unit of each committed cell
-	fields map[*types.Var]string  // struct field → path of the package that declared it
+	fields map[*types.Var]string // struct field → path of the package that declared it
 	// order is every checked cell that was built, oldest first (for
 	// locating panics in their code).
 	order []*check.Cell

@@ -123,4 +123,3 @@ func (ed *editor) inlineDirective(pos token.Pos) string {
 func (ed *editor) lines(from, to token.Pos) int {
 	return ed.fset.Position(to).Line - ed.fset.Position(from).Line
 }
-
