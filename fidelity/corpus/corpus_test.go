@@ -86,7 +86,7 @@ func TestDiscoverFilters(t *testing.T) {
 
 func TestParseHeader(t *testing.T) {
 	tests := []struct {
-		src, action string
+		src, action                string
 		nondet, hasConstraint, bad bool
 	}{
 		{src: "// run\n\npackage main\n", action: "// run"},
