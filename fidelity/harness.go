@@ -185,6 +185,10 @@ func runOne(ctx context.Context, prog corpus.Program, opts Options, modVersion s
 		BuildFailed: ref.BuildFailed, BuildOutput: keep(ref.BuildOutput), TimedOut: ref.TimedOut,
 		BuildSeconds: ref.Build.Seconds(), RunSeconds: ref.Run.Seconds(),
 	}
+	if ref.ExitCode != 0 && !ref.BuildFailed && !ref.TimedOut {
+		f := ParseFailure(ref)
+		p.GoRun.Failure = &report.Failure{Kind: f.Kind, Message: f.Message, Code: f.Code, Before: keep(f.Before)}
+	}
 	var cell cellrun.Outcome
 	if !ref.BuildFailed && !ref.TimedOut {
 		cellDir, err := os.MkdirTemp("", "fidelity-cell-")

@@ -24,7 +24,7 @@ func Judge(ref gorun.Result, cell cellrun.Outcome, nondeterministic bool) (repor
 	case cell.TimedOut:
 		return report.Hang, "the cell did not end within the timeout"
 	case cell.Died():
-		return report.Death, "the kernel died: " + deathCause(cell)
+		return report.Death, deathCause(cell)
 	}
 	out := cell.Output()
 	if ref.ExitCode == 0 {
@@ -151,14 +151,21 @@ func firstLine(s string) string {
 	return s
 }
 
-// deathCause is the child's status and the first line of the Go runtime's
-// crash report on its stderr, if any.
+// deathCause says how the child ended and, when the Go runtime reported a
+// crash (on the child's own stderr, or on fd 2 while the cell's output was
+// still captured), its first line.
 func deathCause(cell cellrun.Outcome) string {
-	cause := cell.Status
-	if loc := crashStart.FindStringIndex(cell.Stderr); loc != nil {
-		line, _, _ := strings.Cut(cell.Stderr[loc[0]:], "\n")
-		cause += ": " + line
-	} else if s := strings.TrimSpace(cell.Stderr); s != "" {
+	cause := "the kernel exited without replying (" + cell.Status + ")"
+	if strings.HasPrefix(cell.Status, "signal: ") {
+		cause = "the kernel was killed (" + cell.Status + ")"
+	}
+	for _, text := range []string{cell.Stderr, cell.Output()} {
+		if locs := crashStart.FindAllStringIndex(text, -1); locs != nil {
+			line, _, _ := strings.Cut(text[locs[len(locs)-1][0]:], "\n")
+			return cause + ": " + line
+		}
+	}
+	if s := strings.TrimSpace(cell.Stderr); s != "" {
 		cause += ": " + firstLine(s)
 	}
 	return cause

@@ -115,18 +115,19 @@ func Run(ctx context.Context, p Program, cfg Config) (Result, error) {
 	start := time.Now()
 	out, err := build.CombinedOutput()
 	res.Build = time.Since(start)
+	buildTimedOut := bctx.Err() != nil
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) && bctx.Err() == nil {
+		if !errors.As(err, &ee) && !buildTimedOut {
 			return res, fmt.Errorf("gorun: running %s build: %w", goCmd, err)
 		}
 		res.BuildFailed = true
 		res.BuildOutput = strings.TrimSpace(string(out))
-		if bctx.Err() != nil {
+		if buildTimedOut {
 			res.BuildOutput = fmt.Sprintf("go build timed out after %v\n%s", cfg.BuildTimeout, res.BuildOutput)
 		}
 		return res, nil

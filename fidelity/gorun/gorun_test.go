@@ -43,7 +43,7 @@ func TestRunInterleavesAndExits(t *testing.T) {
 
 func TestRunBuildFailure(t *testing.T) {
 	res := run(t, "broken.go", Config{})
-	if !res.BuildFailed || !strings.Contains(res.BuildOutput, "undefined: undefinedName") {
+	if !res.BuildFailed || !strings.Contains(res.BuildOutput, "undefined: undefinedName") || strings.Contains(res.BuildOutput, "timed out") {
 		t.Errorf("build failed %v, output %q", res.BuildFailed, res.BuildOutput)
 	}
 }

@@ -67,15 +67,36 @@ type Program struct {
 
 // GoRun is the reference run.
 type GoRun struct {
-	Output       string  `json:"output"`
-	Truncated    bool    `json:"truncated,omitempty"`
-	ExitCode     int     `json:"exit_code"`
-	Status       string  `json:"status"`
-	BuildFailed  bool    `json:"build_failed,omitempty"`
-	BuildOutput  string  `json:"build_output,omitempty"`
-	TimedOut     bool    `json:"timed_out,omitempty"`
-	BuildSeconds float64 `json:"build_seconds"`
-	RunSeconds   float64 `json:"run_seconds"`
+	Output      string `json:"output"`
+	Truncated   bool   `json:"truncated,omitempty"`
+	ExitCode    int    `json:"exit_code"`
+	Status      string `json:"status"`
+	BuildFailed bool   `json:"build_failed,omitempty"`
+	BuildOutput string `json:"build_output,omitempty"`
+	TimedOut    bool   `json:"timed_out,omitempty"`
+	// Failure is how the program failed when it exited non-zero.
+	Failure      *Failure `json:"failure,omitempty"`
+	BuildSeconds float64  `json:"build_seconds"`
+	RunSeconds   float64  `json:"run_seconds"`
+}
+
+// Failure is how a reference run failed (see fidelity.ParseFailure).
+type Failure struct {
+	Kind    string `json:"kind"` // "panic", "fatal error", "exit" or "signal"
+	Message string `json:"message,omitempty"`
+	Code    int    `json:"code,omitempty"`
+	// Before is the output before the runtime's crash report: what the
+	// cell's output is compared with.
+	Before string `json:"before"`
+}
+
+// Expected is the output a cell must print to match: go run's output, or
+// the part before the crash report when the program crashed.
+func (g *GoRun) Expected() string {
+	if g.Failure != nil {
+		return g.Failure.Before
+	}
+	return g.Output
 }
 
 // Cell is the run as one notebook cell.

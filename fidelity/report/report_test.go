@@ -19,7 +19,7 @@ func sample() *Report {
 		Suites:        []string{"test", "examples"},
 		Programs: []Program{
 			{Suite: "test", Name: "test/a.go", Category: Pass},
-			{Suite: "test", Name: "test/b.go", Category: Death, Detail: "the kernel died: signal: killed"},
+			{Suite: "test", Name: "test/b.go", Category: Death, Detail: "the kernel was killed (signal: killed)"},
 			{Suite: "test", Name: "test/c.go", Category: NotApplicable, Detail: "//go:build plan9 does not hold"},
 			{Suite: "examples", Name: "examples/d.go", Category: WrongOutput,
 				GoRun: &GoRun{Output: "x\ny\n", Status: "exit status 0"},
@@ -52,7 +52,7 @@ func TestSummary(t *testing.T) {
 		"  test  1 passed, 1 failed (50.0% of 2): 1 death, 0 hangs, 0 errors, 0 wrong outputs; 1 not applicable\n",
 		"  all   1 passed, 3 failed (25.0% of 4): 1 death, 1 hang, 0 errors, 1 wrong output; 1 not applicable\n",
 		"not-applicable (1):\n  test/c.go — //go:build plan9 does not hold\n",
-		"death (1):\n  test/b.go — the kernel died: signal: killed\n",
+		"death (1):\n  test/b.go — the kernel was killed (signal: killed)\n",
 		"hang (1):\n  examples/e.go\n",
 	} {
 		if !strings.Contains(got, want) {

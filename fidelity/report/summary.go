@@ -114,8 +114,12 @@ func Diffs(w io.Writer, r *Report, keep func(Program) bool) {
 			fmt.Fprintf(w, " — %s", p.Detail)
 		}
 		fmt.Fprintln(w)
-		if p.GoRun != nil {
-			fmt.Fprintf(w, "go run: %s\n", p.GoRun.Status)
+		if g := p.GoRun; g != nil {
+			fmt.Fprintf(w, "go run: %s", g.Status)
+			if f := g.Failure; f != nil && (f.Kind == "panic" || f.Kind == "fatal error") {
+				fmt.Fprintf(w, " (%s: %s)", f.Kind, f.Message)
+			}
+			fmt.Fprintln(w)
 		}
 		if c := p.Cell; c != nil {
 			switch {
@@ -133,11 +137,15 @@ func Diffs(w io.Writer, r *Report, keep func(Program) bool) {
 			}
 		}
 		if p.GoRun != nil && p.Cell != nil {
-			if p.GoRun.Output == p.Cell.Output {
+			want, what := p.GoRun.Expected(), "go run"
+			if p.GoRun.Failure != nil && p.GoRun.Failure.Kind != "exit" {
+				what = "go run before its crash report"
+			}
+			if want == p.Cell.Output {
 				fmt.Fprintln(w, "output: identical")
 			} else {
-				fmt.Fprintln(w, "output (- go run, + cell):")
-				io.WriteString(w, LineDiff(p.GoRun.Output, p.Cell.Output))
+				fmt.Fprintf(w, "output (- %s, + cell):\n", what)
+				io.WriteString(w, LineDiff(want, p.Cell.Output))
 			}
 		}
 		fmt.Fprintln(w)
