@@ -208,7 +208,7 @@ func runOne(ctx context.Context, prog corpus.Program, opts Options, modVersion s
 			return p, fmt.Errorf("fidelity: %s: %w", prog.Name, err)
 		}
 		p.Cell = &report.Cell{
-			Output: keep(cell.Output()), Error: cell.Error, Replied: cell.Replied, TimedOut: cell.TimedOut,
+			Output: keep(cell.Output()), Truncated: cell.Truncated, Error: cell.Error, Replied: cell.Replied, TimedOut: cell.TimedOut,
 			Status: cell.Status, Stderr: keep(cell.Stderr),
 			StartupSeconds: cell.Startup.Seconds(), Seconds: cell.Duration.Seconds(),
 		}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,8 +32,9 @@ const (
 	KindDisplay       = "display"        // display_data
 	KindUpdateDisplay = "update_display" // update_display_data
 	KindClearOutput   = "clear_output"
-	KindInput         = "input" // the cell asked for input (refused)
-	KindReply         = "reply" // the execute reply: the cell ended
+	KindInput         = "input"     // the cell asked for input (refused)
+	KindTruncated     = "truncated" // stream text beyond the limit was dropped
+	KindReply         = "reply"     // the execute reply: the cell ended
 )
 
 // Event is one line of the events file.
@@ -93,14 +95,17 @@ type Config struct {
 	Source  string        // the program's source file, sent as the cell's code
 	WorkDir string        // the child's current directory; must exist
 	Timeout time.Duration // 0 means 30 seconds
-	// MaxStderr caps the child's own stderr kept (its crash output);
-	// 64 KiB when 0.
-	MaxStderr int
+	// MaxOutput caps the cell's stream output recorded
+	// (gorun.DefaultMaxOutput when 0); MaxStderr the child's own stderr
+	// kept (its crash output; 64 KiB when 0).
+	MaxOutput, MaxStderr int
 }
 
 // Outcome is what happened to the cell.
 type Outcome struct {
 	Events []Event
+	// Truncated is set when the cell wrote more than MaxOutput bytes.
+	Truncated bool
 	// Replied is set when the cell ended with an execute reply; Error is
 	// then the cell's error (nil: success).
 	Replied bool
@@ -142,6 +147,9 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second
 	}
+	if cfg.MaxOutput == 0 {
+		cfg.MaxOutput = gorun.DefaultMaxOutput
+	}
 	if cfg.MaxStderr == 0 {
 		cfg.MaxStderr = 64 << 10
 	}
@@ -157,7 +165,7 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 
 	rctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(rctx, cfg.Binary, "-events", events, cfg.Source)
+	cmd := exec.CommandContext(rctx, cfg.Binary, "-events", events, "-max-output", strconv.Itoa(cfg.MaxOutput), cfg.Source)
 	cmd.Dir = cfg.WorkDir
 	stderr := &gorun.CappedBuffer{Max: cfg.MaxStderr}
 	cmd.Stdout = stderr // the child's own fds, before and after it captures them
@@ -187,6 +195,8 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 		switch e.Kind {
 		case KindReady:
 			o.Startup = time.Duration(e.T * float64(time.Millisecond))
+		case KindTruncated:
+			o.Truncated = true
 		case KindReply:
 			o.Replied = true
 			o.Error = e.Error
@@ -218,4 +228,4 @@ func ParseEvents(data []byte) []Event {
 }
 
 // ErrUsage is returned by the child's argument parsing.
-var ErrUsage = errors.New("usage: runcell -events FILE SOURCE.go")
+var ErrUsage = errors.New("usage: runcell -events FILE [-max-output BYTES] SOURCE.go")

@@ -26,15 +26,15 @@ func TestMain(m *testing.M) {
 
 // fakeChild records a cell the way runcell does, then behaves as mode says.
 func fakeChild(mode string) {
-	args := os.Args[1:] // -events FILE SOURCE
-	if len(args) != 3 || args[0] != "-events" {
+	args := os.Args[1:] // -events FILE -max-output N SOURCE
+	if len(args) != 5 || args[0] != "-events" || args[2] != "-max-output" {
 		os.Exit(2)
 	}
 	f, err := os.OpenFile(args[1], os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		os.Exit(2)
 	}
-	rec := NewRecorder(f, time.Now())
+	rec := NewRecorder(f, time.Now(), 0)
 	rec.Ready()
 	rec.Stream("stdout", "one\n")
 	rec.Stream("stderr", "two\n")
@@ -109,7 +109,7 @@ func TestRunHang(t *testing.T) {
 
 func TestParseEventsSkipsTornLine(t *testing.T) {
 	var buf bytes.Buffer
-	rec := NewRecorder(&buf, time.Now())
+	rec := NewRecorder(&buf, time.Now(), 0)
 	rec.Stream("stdout", "a")
 	rec.Display(frontend.MIMEBundle{"text/plain": "x", "bad": func() {}}, nil, "id")
 	buf.WriteString(`{"kind":"stream","na`)
@@ -129,5 +129,23 @@ func TestParseEventsSkipsTornLine(t *testing.T) {
 func TestStripANSI(t *testing.T) {
 	if got := StripANSI("\x1b[1;31mred\x1b[0m plain"); got != "red plain" {
 		t.Errorf("StripANSI = %q", got)
+	}
+}
+
+func TestRecorderCapsStreams(t *testing.T) {
+	var buf bytes.Buffer
+	rec := NewRecorder(&buf, time.Now(), 5)
+	rec.Stream("stdout", "abc")
+	rec.Stream("stderr", "defg")
+	rec.Stream("stdout", "hij")
+	rec.Reply(frontend.ExecuteReply{})
+	var kinds []string
+	var text string
+	for _, e := range ParseEvents(buf.Bytes()) {
+		kinds = append(kinds, e.Kind)
+		text += e.Text
+	}
+	if want := []string{KindStream, KindStream, KindTruncated, KindReply}; !slices.Equal(kinds, want) || text != "abcde" {
+		t.Errorf("kinds %q, text %q", kinds, text)
 	}
 }

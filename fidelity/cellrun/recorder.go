@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"sync"
 	"time"
 
@@ -14,16 +15,22 @@ import (
 // cell to w as one JSON line, immediately and in order, so that what a
 // cell printed before the child died is kept.
 type Recorder struct {
-	mu    sync.Mutex
-	enc   *json.Encoder
-	start time.Time
-	err   error // the first write error
+	mu        sync.Mutex
+	enc       *json.Encoder
+	start     time.Time
+	room      int   // stream bytes still recorded
+	truncated bool  // stream text was dropped
+	err       error // the first write error
 }
 
 // NewRecorder records to w (an unbuffered file). start is when the child
-// started, for the events' times.
-func NewRecorder(w io.Writer, start time.Time) *Recorder {
-	return &Recorder{enc: json.NewEncoder(w), start: start}
+// started, for the events' times. Stream text beyond maxStream bytes (in
+// all) is dropped, once marked by a KindTruncated event; 0 means no limit.
+func NewRecorder(w io.Writer, start time.Time, maxStream int) *Recorder {
+	if maxStream <= 0 {
+		maxStream = math.MaxInt
+	}
+	return &Recorder{enc: json.NewEncoder(w), start: start, room: maxStream}
 }
 
 var _ frontend.CellIO = (*Recorder)(nil)
@@ -31,6 +38,22 @@ var _ frontend.CellIO = (*Recorder)(nil)
 func (r *Recorder) emit(e Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if e.Kind == KindStream {
+		if r.truncated {
+			return
+		}
+		if len(e.Text) > r.room {
+			r.truncated = true
+			e.Text = e.Text[:r.room]
+			defer r.write(Event{Kind: KindTruncated})
+		}
+		r.room -= len(e.Text)
+	}
+	r.write(e)
+}
+
+// write encodes e; r.mu is held.
+func (r *Recorder) write(e Event) {
 	e.T = float64(time.Since(r.start).Microseconds()) / 1000
 	if err := r.enc.Encode(e); err != nil && r.err == nil {
 		r.err = err

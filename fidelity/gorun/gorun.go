@@ -18,6 +18,10 @@ import (
 	"github.com/goaccel/goaccel/fidelity/internal/proc"
 )
 
+// DefaultMaxOutput is how much of a program's output is kept. Outputs
+// longer than that are compared by their first DefaultMaxOutput bytes.
+const DefaultMaxOutput = 4 << 20
+
 // Program is the program to build and run.
 type Program struct {
 	Path string // the source file; built as the module's only file, main.go
@@ -33,8 +37,8 @@ type Config struct {
 	WorkDir      string        // where the program runs (its current directory); must exist
 	BuildTimeout time.Duration // 0 means 2 minutes
 	RunTimeout   time.Duration // 0 means 30 seconds
-	// MaxOutput caps the output kept (1 MiB when 0); Truncated says when
-	// more was written.
+	// MaxOutput caps the output kept (DefaultMaxOutput when 0); Truncated
+	// says when more was written.
 	MaxOutput int
 }
 
@@ -71,7 +75,7 @@ func Run(ctx context.Context, p Program, cfg Config) (Result, error) {
 		cfg.RunTimeout = 30 * time.Second
 	}
 	if cfg.MaxOutput == 0 {
-		cfg.MaxOutput = 1 << 20
+		cfg.MaxOutput = DefaultMaxOutput
 	}
 	version := cfg.GoVersion
 	if version == "" {

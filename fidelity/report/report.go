@@ -101,10 +101,11 @@ func (g *GoRun) Expected() string {
 
 // Cell is the run as one notebook cell.
 type Cell struct {
-	Output   string         `json:"output"`
-	Error    *cellrun.Error `json:"error,omitempty"`
-	Replied  bool           `json:"replied"`
-	TimedOut bool           `json:"timed_out,omitempty"`
+	Output    string         `json:"output"`
+	Truncated bool           `json:"truncated,omitempty"`
+	Error     *cellrun.Error `json:"error,omitempty"`
+	Replied   bool           `json:"replied"`
+	TimedOut  bool           `json:"timed_out,omitempty"`
 	// Displays counts display_data and similar outputs (not compared).
 	Displays int `json:"displays,omitempty"`
 	// Status and Stderr are the child process's exit status and its own

@@ -191,7 +191,7 @@ func show(w io.Writer, r *report.Report, c config) {
 }
 
 // groups are the summary lines: each suite, the Go suites together when
-// more than one ran, everything when more than one suite ran.
+// more than one ran, and everything when that is more than the Go suites.
 func groups(suites []string) []report.Group {
 	var gs []report.Group
 	var goSuites []string
@@ -206,7 +206,7 @@ func groups(suites []string) []report.Group {
 	if len(goSuites) > 1 {
 		gs = append(gs, report.Group{Name: "go (" + strings.Join(goSuites, "+") + ")", Suites: goSuites})
 	}
-	if len(gs) > 1 {
+	if len(gs) > 1 && len(goSuites) < len(gs)-1 { // not just the Go suites and their sum
 		gs = append(gs, report.Group{Name: "all", Suites: suites})
 	}
 	return gs

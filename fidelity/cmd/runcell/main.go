@@ -5,7 +5,7 @@
 // cellrun). It uses only the engine's public API: notebook.New, Execute and
 // Close.
 //
-//	runcell -events FILE SOURCE.go
+//	runcell -events FILE [-max-output BYTES] SOURCE.go
 //
 // Build it with plain `go build`: the engine may load Go plugins, which
 // requires a host built normally by the same toolchain.
@@ -38,12 +38,13 @@ var errOut io.Writer = os.Stderr
 func main() {
 	start := time.Now()
 	events := flag.String("events", "", "write the cell's events to `file` (JSON lines)")
+	maxOutput := flag.Int("max-output", 0, "record at most this many `bytes` of stream output (0: no limit)")
 	flag.Parse()
 	if *events == "" || flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, cellrun.ErrUsage)
 		os.Exit(2)
 	}
-	if err := run(*events, flag.Arg(0), start); err != nil {
+	if err := run(*events, flag.Arg(0), *maxOutput, start); err != nil {
 		fmt.Fprintln(errOut, "runcell:", err)
 		os.Exit(1)
 	}
@@ -51,7 +52,7 @@ func main() {
 	os.Exit(0)
 }
 
-func run(eventsPath, srcPath string, start time.Time) error {
+func run(eventsPath, srcPath string, maxOutput int, start time.Time) error {
 	src, err := os.ReadFile(srcPath)
 	if err != nil {
 		return err
@@ -77,7 +78,7 @@ func run(eventsPath, srcPath string, start time.Time) error {
 	if err != nil {
 		return fmt.Errorf("starting the engine: %w", err)
 	}
-	rec := cellrun.NewRecorder(f, start)
+	rec := cellrun.NewRecorder(f, start, maxOutput)
 	rec.Ready()
 	reply := engine.Execute(context.Background(), frontend.ExecuteRequest{
 		Code:           string(src),
