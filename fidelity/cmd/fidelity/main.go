@@ -68,7 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&c.timeout, "timeout", envDuration("FIDELITY_TIMEOUT", fidelity.DefaultTimeout), "time limit of each run, go run's and the cell's")
 	fs.BoolVar(&c.diff, "diff", envBool("FIDELITY_DIFF"), "print the error and output diff of each failing program")
 	fs.BoolVar(&c.list, "list", envBool("FIDELITY_LIST"), "list the failing programs by category")
-	fs.BoolVar(&c.verbose, "v", false, "print every program as it ends (default: failures only)")
+	fs.BoolVar(&c.verbose, "v", false, "print every program as it ends (default: deaths and hangs, and a count every 50 programs)")
 	fs.StringVar(&c.reportPath, "report", "", "read this report `file` instead of running (with -diff, -list, -suite, -run)")
 	fs.BoolVar(&c.compare, "compare", false, "compare two reports: fidelity -compare OLD.json NEW.json")
 	if err := fs.Parse(args); err != nil {
@@ -131,7 +131,7 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		Timeout:     c.timeout,
 		Label:       c.label,
 		Progress: func(done, total int, p report.Program) {
-			if c.verbose || (p.Category != report.Pass && p.Category != report.NotApplicable) {
+			if c.verbose || p.Category == report.Death || p.Category == report.Hang {
 				fmt.Fprintf(stderr, "[%d/%d] %s: %s", done, total, p.Name, p.Category)
 				if p.Detail != "" {
 					fmt.Fprintf(stderr, " — %s", firstLine(p.Detail))
