@@ -165,6 +165,12 @@ func deathCause(cell cellrun.Outcome) string {
 			return cause + ": " + line
 		}
 	}
+	// A stack overflow prints its "fatal error" line to fd 2 only, which the
+	// engine captured; the crash report copied to the child's stderr starts
+	// with the runtime's own stack.
+	if strings.Contains(cell.Stderr, "runtime.morestack") {
+		return cause + ": stack overflow (runtime.morestack in the crash report)"
+	}
 	if s := strings.TrimSpace(cell.Stderr); s != "" {
 		cause += ": " + firstLine(s)
 	}

@@ -46,6 +46,8 @@ func TestJudge(t *testing.T) {
 		{"death with the crash in the output", ok, cellrun.Outcome{Status: "exit status 2", Stderr: "\nruntime stack:\n",
 			Events: []cellrun.Event{{Kind: cellrun.KindStream, Text: "runtime: goroutine stack exceeds 1000-byte limit\nfatal error: stack overflow\n"}}},
 			false, report.Death, "the kernel exited without replying (exit status 2): fatal error: stack overflow"},
+		{"stack overflow", ok, cellrun.Outcome{Status: "exit status 2", Stderr: "\nruntime stack:\nruntime.throw(...)\nruntime.morestack()\n"}, false, report.Death,
+			"the kernel exited without replying (exit status 2): stack overflow (runtime.morestack in the crash report)"},
 		{"exit without a reply", ok, cellrun.Outcome{Status: "exit status 0"}, false, report.Death, "the kernel exited without replying (exit status 0)"},
 		{"panic matches", panicked, cellErr("before\n", cellrun.Error{Name: "panic", Value: "second"}), false, report.Pass, ""},
 		{"panic in the traceback", panicked, cellErr("before\n", cellrun.Error{Name: "E", Value: "v", Traceback: []string{"\x1b[31mpanic: second\x1b[0m"}}), false, report.Pass, ""},

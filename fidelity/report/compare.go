@@ -43,6 +43,13 @@ func Compare(old, new *Report) []Change {
 	return out
 }
 
+const (
+	onlyNew = "only in the new report"
+	onlyOld = "only in the old report"
+	// maxOnlyListed is how many programs found in one report only are named.
+	maxOnlyListed = 10
+)
+
 // WriteComparison writes the changes from old to new in three groups
 // (now passing, no longer passing, other changes), then the programs in
 // one report only, then both reports' overall lines.
@@ -57,8 +64,8 @@ func WriteComparison(w io.Writer, old, new *Report, groups []Group) {
 		{"other changes", func(c Change) bool {
 			return c.From != "" && c.To != "" && c.From != Pass && c.To != Pass
 		}},
-		{"only in the new report", func(c Change) bool { return c.From == "" }},
-		{"only in the old report", func(c Change) bool { return c.To == "" }},
+		{onlyNew, func(c Change) bool { return c.From == "" }},
+		{onlyOld, func(c Change) bool { return c.To == "" }},
 	}
 	for _, s := range sections {
 		var cs []Change
@@ -71,6 +78,14 @@ func WriteComparison(w io.Writer, old, new *Report, groups []Group) {
 			continue
 		}
 		fmt.Fprintf(w, "%s (%d):\n", s.title, len(cs))
+		more := 0
+		if s.title == onlyNew || s.title == onlyOld {
+			// Reports of different selections: their difference is long and dull.
+			if len(cs) > maxOnlyListed {
+				more = len(cs) - maxOnlyListed
+				cs = cs[:maxOnlyListed]
+			}
+		}
 		for _, c := range cs {
 			switch {
 			case c.From == "":
@@ -84,6 +99,9 @@ func WriteComparison(w io.Writer, old, new *Report, groups []Group) {
 				fmt.Fprintf(w, " — %s", oneLine(c.Detail, 120))
 			}
 			fmt.Fprintln(w)
+		}
+		if more > 0 {
+			fmt.Fprintf(w, "  … and %d more\n", more)
 		}
 	}
 	if len(changes) == 0 {

@@ -182,6 +182,9 @@ func show(w io.Writer, r *report.Report, c config) {
 	if c.diff {
 		report.Diffs(w, &sel, nil)
 	}
+	if len(sel.Programs) != len(r.Programs) {
+		fmt.Fprintf(w, "selected %d of the report's %d programs\n", len(sel.Programs), len(r.Programs))
+	}
 	if c.list {
 		for _, cat := range []report.Category{report.Error, report.WrongOutput} {
 			report.List(w, &sel, cat, nil)
