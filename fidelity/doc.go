@@ -18,15 +18,17 @@
 // The reference is the installed toolchain: the program is built as the
 // only file of a throw-away module (go.mod's `go` line is the toolchain's
 // version) and run — what `go run` does, without go run's own "exit status"
-// line — in an empty working directory, stdin empty, stdout and stderr on
-// one pipe (package gorun). Then the program's source is sent as ONE cell
-// (execution count 1) to a fresh engine in a child process, runcell, which
-// starts the engine as the kernel does and records the cell's stream
-// output in order, its displays and its reply (package cellrun). The cell
-// runs in its own empty working directory; input requests are refused.
-// Both runs share one timeout. An example's companion directory NAME.files
-// is copied into both working directories (and the build directory, for
-// //go:embed).
+// line — with stdin empty and stdout and stderr on one pipe (package
+// gorun). Then the program's source is sent as ONE cell (execution count 1)
+// to a fresh engine in a child process, runcell, which starts the engine as
+// the kernel does and records the cell's stream output in order, its
+// displays and its reply (package cellrun); input requests are refused.
+// Both runs have the same environment, the same timeout and the same
+// working directory: $GOROOT/test for Go's test programs (where Go's own
+// harness runs `// run` tests; a few read files there), a fresh directory
+// for each example run, holding a copy of the example's companion
+// directory NAME.files when it has one (copied into the build directory
+// too, for //go:embed).
 //
 // # What "match" means (Judge)
 //

@@ -169,11 +169,11 @@ func runOne(ctx context.Context, prog corpus.Program, opts Options, modVersion s
 		p.Category, p.Detail = report.NotApplicable, prog.Reason
 		return p, nil
 	}
-	refDir, err := os.MkdirTemp("", "fidelity-run-")
+	refDir, cleanup, err := workDir(prog)
 	if err != nil {
-		return p, fmt.Errorf("fidelity: %w", err)
+		return p, err
 	}
-	defer os.RemoveAll(refDir)
+	defer cleanup()
 	ref, err := gorun.Run(ctx, gorun.Program{Path: prog.Path, FilesDir: prog.FilesDir}, gorun.Config{
 		Go: opts.Go, GoVersion: modVersion, WorkDir: refDir, RunTimeout: opts.Timeout,
 	})
@@ -191,16 +191,11 @@ func runOne(ctx context.Context, prog corpus.Program, opts Options, modVersion s
 	}
 	var cell cellrun.Outcome
 	if !ref.BuildFailed && !ref.TimedOut {
-		cellDir, err := os.MkdirTemp("", "fidelity-cell-")
+		cellDir, cleanup, err := workDir(prog)
 		if err != nil {
-			return p, fmt.Errorf("fidelity: %w", err)
+			return p, err
 		}
-		defer os.RemoveAll(cellDir)
-		if prog.FilesDir != "" {
-			if err := gorun.CopyDir(cellDir, prog.FilesDir); err != nil {
-				return p, err
-			}
-		}
+		defer cleanup()
 		cell, err = cellrun.Run(ctx, cellrun.Config{
 			Binary: opts.Runcell, Source: prog.Path, WorkDir: cellDir, Timeout: opts.Timeout,
 		})
@@ -221,6 +216,28 @@ func runOne(ctx context.Context, prog corpus.Program, opts Options, modVersion s
 	p.Category, p.Detail = Judge(ref, cell, prog.Nondeterministic)
 	p.Seconds = time.Since(start).Seconds()
 	return p, nil
+}
+
+// workDir returns the directory a program runs in, by go run and as a
+// cell, and how to clean it up. Go's test programs run in $GOROOT/test, as
+// Go's own test harness runs them (some read files there); examples run in
+// a fresh directory holding their companion files.
+func workDir(prog corpus.Program) (dir string, cleanup func(), err error) {
+	if prog.WorkDir != "" {
+		return prog.WorkDir, func() {}, nil
+	}
+	dir, err = os.MkdirTemp("", "fidelity-run-")
+	if err != nil {
+		return "", nil, fmt.Errorf("fidelity: %w", err)
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	if prog.FilesDir != "" {
+		if err := gorun.CopyDir(dir, prog.FilesDir); err != nil {
+			cleanup()
+			return "", nil, err
+		}
+	}
+	return dir, cleanup, nil
 }
 
 // keep cuts s to maxKept bytes for the report.

@@ -50,6 +50,9 @@ type Program struct {
 	Path string // absolute path of the source file
 	// FilesDir is the example's companion directory ("" when none).
 	FilesDir string
+	// WorkDir is where the program must run: $GOROOT/test for Go's test
+	// programs, as Go's harness runs them; "" for a fresh directory.
+	WorkDir string
 	// Nondeterministic programs are only checked to run without error.
 	Nondeterministic bool
 	// Applicable is false when the program's //go:build constraint does not
@@ -156,7 +159,11 @@ func suite(cfg Config, s string) ([]Program, error) {
 			continue
 		}
 		p := Program{Suite: s, Name: s + "/" + filepath.Base(f), Path: abs, Applicable: true}
-		if s == SuiteExamples {
+		if s != SuiteExamples {
+			if p.WorkDir, err = filepath.Abs(filepath.Join(cfg.GOROOT, "test")); err != nil {
+				return nil, fmt.Errorf("corpus: %w", err)
+			}
+		} else {
 			p.Nondeterministic = h.nondeterministic
 			files := strings.TrimSuffix(abs, ".go") + FilesSuffix
 			if st, err := os.Stat(files); err == nil && st.IsDir() {

@@ -53,7 +53,10 @@ func TestDiscoverSelectsRunPrograms(t *testing.T) {
 	if p := byName["examples/random.go"]; !p.Nondeterministic {
 		t.Error("random.go is not marked nondeterministic")
 	}
-	if p := byName["examples/plain.go"]; p.Nondeterministic || p.FilesDir != "" {
+	if p := byName["fixedbugs/issue1.go"]; !filepath.IsAbs(p.WorkDir) || filepath.Base(p.WorkDir) != "test" {
+		t.Errorf("issue1.go runs in %q, want GOROOT/test", p.WorkDir)
+	}
+	if p := byName["examples/plain.go"]; p.Nondeterministic || p.FilesDir != "" || p.WorkDir != "" {
 		t.Errorf("plain.go: nondeterministic %v, files %q", p.Nondeterministic, p.FilesDir)
 	}
 	if p := byName["examples/embedded.go"]; filepath.Base(p.FilesDir) != "embedded.files" {

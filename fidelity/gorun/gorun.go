@@ -26,7 +26,7 @@ const DefaultMaxOutput = 4 << 20
 type Program struct {
 	Path string // the source file; built as the module's only file, main.go
 	// FilesDir, when set, is copied into the build directory (for
-	// //go:embed) and into the working directory before the run.
+	// //go:embed). The caller prepares the working directory.
 	FilesDir string
 }
 
@@ -92,9 +92,6 @@ func Run(ctx context.Context, p Program, cfg Config) (Result, error) {
 	defer os.RemoveAll(buildDir)
 	if p.FilesDir != "" {
 		if err := CopyDir(buildDir, p.FilesDir); err != nil {
-			return Result{}, err
-		}
-		if err := CopyDir(cfg.WorkDir, p.FilesDir); err != nil {
 			return Result{}, err
 		}
 	}

@@ -15,6 +15,9 @@ func run(t *testing.T, file string, cfg Config) Result {
 	p := Program{Path: filepath.Join("testdata", file)}
 	if files := strings.TrimSuffix(p.Path, ".go") + ".files"; isDir(files) {
 		p.FilesDir = files
+		if err := CopyDir(cfg.WorkDir, files); err != nil {
+			t.Fatal(err)
+		}
 	}
 	res, err := Run(context.Background(), p, cfg)
 	if err != nil {
