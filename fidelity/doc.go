@@ -34,7 +34,8 @@
 //
 // The cell's output is the text of its stream messages, stdout and stderr
 // concatenated in the order the engine sent them; go run's output is
-// stdout and stderr as one pipe. Outputs are compared byte for byte.
+// stdout and stderr as one pipe. Outputs are compared byte for byte (the
+// first gorun.DefaultMaxOutput bytes of each, 4 MiB).
 //
 //   - go run exits 0: the program passes when the cell ends without an
 //     error and its output equals go run's. Otherwise it is an "error" (the
