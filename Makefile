@@ -3,6 +3,9 @@
 #   make lab    build goaccel, install its kernelspec, open JupyterLab on examples/notebooks
 #   make test   everything: Go tests, protocol conformance, notebooks, a real browser
 #   make bench  benchmarks beside their peers (ipykernel, Python writers, raw loopback)
+#   make fidelity  Go programs run as notebook cells, compared with go run (fidelity/README.md);
+#                  FIDELITY_SUITE, FIDELITY_RUN, FIDELITY_J, FIDELITY_TIMEOUT, FIDELITY_DIFF=1,
+#                  FIDELITY_LIST=1 select programs and show more
 #
 # Everything outside Go modules (a Python virtualenv with Jupyter and the
 # trackers' own packages, Debian's chromium, npm's playwright-core) is
@@ -24,7 +27,7 @@ export GOACCEL_VENV := $(VENV)
 # goaccel source it was built from lives (compiled cells are built against it).
 LDFLAGS := -extldflags=-Wl,-z,lazy -X github.com/goaccel/goaccel/notebook/build.SourceDir=$(CURDIR)
 
-.PHONY: all build lab test test-deps go-test e2e browser-test bench vet fmt-check clean venv browser-deps
+.PHONY: all build lab test test-deps go-test e2e browser-test bench fidelity vet fmt-check clean venv browser-deps
 
 all: build
 
@@ -61,6 +64,11 @@ test: test-deps vet go-test e2e browser-test
 
 bench: build venv
 	bash bench/run.sh
+
+fidelity:
+	$(GO) build -o bin/fidelity ./fidelity/cmd/fidelity
+	$(GO) build -ldflags='$(LDFLAGS)' -o bin/runcell ./fidelity/cmd/runcell
+	./bin/fidelity -runcell bin/runcell
 
 clean:
 	rm -rf bin e2e/artifacts

@@ -1,0 +1,99 @@
+// Command runcell is the fidelity harness's child: it starts the notebook
+// engine the way the kernel does (fds 1 and 2 captured, the kernel's symbol
+// tables), runs one Go source file as one cell (execution count 1) and
+// records the cell's outputs and its reply as JSON lines (see package
+// cellrun). It uses only the engine's public API: notebook.New, Execute and
+// Close.
+//
+//	runcell -events FILE [-max-output BYTES] SOURCE.go
+//
+// Build it with plain `go build`: the engine may load Go plugins, which
+// requires a host built normally by the same toolchain.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"time"
+
+	"github.com/goaccel/goaccel/fidelity/cellrun"
+	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/notebook"
+	"github.com/goaccel/goaccel/notebook/fdcapture"
+	"github.com/goaccel/goaccel/symbols"
+)
+
+// closeTimeout bounds Close: goroutines the program left running may keep
+// the engine busy, and the harness only needs the reply.
+const closeTimeout = 2 * time.Second
+
+// errOut is where the child reports its own trouble: the original stderr,
+// also once fds 1 and 2 are captured.
+var errOut io.Writer = os.Stderr
+
+func main() {
+	start := time.Now()
+	events := flag.String("events", "", "write the cell's events to `file` (JSON lines)")
+	maxOutput := flag.Int("max-output", 0, "record at most this many `bytes` of stream output (0: no limit)")
+	flag.Parse()
+	if *events == "" || flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, cellrun.ErrUsage)
+		os.Exit(2)
+	}
+	if err := run(*events, flag.Arg(0), *maxOutput, start); err != nil {
+		fmt.Fprintln(errOut, "runcell:", err)
+		os.Exit(1)
+	}
+	// Leftover goroutines of the program must not keep the child alive.
+	os.Exit(0)
+}
+
+func run(eventsPath, srcPath string, maxOutput int, start time.Time) error {
+	src, err := os.ReadFile(srcPath)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(eventsPath, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+
+	// As in cmd/kernel: capture fds 1 and 2 first; the child's own
+	// messages go to the original stderr, which the harness reads.
+	capture, err := fdcapture.Redirect()
+	if err != nil {
+		return fmt.Errorf("capturing cell output: %w", err)
+	}
+	errOut = capture.OriginalStderr()
+	engine, err := notebook.New(notebook.Options{
+		Capture: capture,
+		Symbols: []map[string]map[string]reflect.Value{symbols.Symbols},
+		Version: "fidelity",
+	})
+	if err != nil {
+		return fmt.Errorf("starting the engine: %w", err)
+	}
+	rec := cellrun.NewRecorder(f, start, maxOutput)
+	rec.Ready()
+	reply := engine.Execute(context.Background(), frontend.ExecuteRequest{
+		Code:           string(src),
+		StoreHistory:   true,
+		ExecutionCount: 1,
+	}, rec)
+	rec.Reply(reply)
+	if err := rec.Err(); err != nil {
+		return fmt.Errorf("recording the cell: %w", err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- engine.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(closeTimeout):
+	}
+	return nil
+}

@@ -1,0 +1,4 @@
+// A deterministic example.
+package main
+
+func main() {}

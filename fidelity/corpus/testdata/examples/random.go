@@ -1,0 +1,6 @@
+// Prints random numbers.
+// fidelity: nondeterministic
+
+package main
+
+func main() {}

@@ -1,0 +1,3 @@
+// errorcheck
+
+package main

@@ -1,0 +1,5 @@
+// run
+
+package main
+
+func main() {}

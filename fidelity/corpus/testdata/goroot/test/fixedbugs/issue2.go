@@ -1,0 +1,3 @@
+// compile
+
+package main

@@ -1,0 +1,5 @@
+// run -gcflags=-N
+
+package main
+
+func main() {}

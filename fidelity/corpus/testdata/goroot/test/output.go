@@ -1,0 +1,5 @@
+// runoutput
+
+package main
+
+func main() {}

@@ -1,0 +1,7 @@
+// run
+
+// Copyright notice of the test file.
+
+package main
+
+func main() {}

@@ -1,0 +1,7 @@
+//go:build plan9
+
+// run
+
+package main
+
+func main() {}

@@ -1,0 +1,7 @@
+//go:build unix && !wasip1
+
+// run
+
+package main
+
+func main() {}

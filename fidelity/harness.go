@@ -1,0 +1,285 @@
+package fidelity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/goaccel/goaccel/fidelity/cellrun"
+	"github.com/goaccel/goaccel/fidelity/corpus"
+	"github.com/goaccel/goaccel/fidelity/gorun"
+	"github.com/goaccel/goaccel/fidelity/report"
+)
+
+// Defaults.
+const (
+	DefaultParallel = 2
+	DefaultTimeout  = 30 * time.Second
+)
+
+// maxKept caps each output stored in the report; longer outputs are
+// compared in full but stored cut, with a note.
+const maxKept = 64 << 10
+
+// Options configure a run of the harness.
+type Options struct {
+	// Runcell is the child binary (fidelity/cmd/runcell), built with plain
+	// `go build` (see BuildRuncell).
+	Runcell string
+	// Go is the go command; "go" when empty.
+	Go string
+	// GOROOT is the toolchain's root; `go env GOROOT` when empty.
+	GOROOT string
+	// ExamplesDir holds the examples suite.
+	ExamplesDir string
+	Suites      []string // empty: all
+	Globs       []string // empty: every program of the suites
+	Parallel    int      // programs run at once; DefaultParallel when 0
+	// Timeout bounds each run of a program, by go run and as a cell;
+	// DefaultTimeout when 0.
+	Timeout time.Duration
+	Label   string // recorded in the report
+	// Progress, when set, is called as each program ends (from the worker
+	// goroutines, one call at a time) with its index and the total.
+	Progress func(done, total int, p report.Program)
+}
+
+// Run discovers the selected programs, runs each by go run and as one cell,
+// and judges them. It returns the report of every program, in discovery
+// order. An error means the harness could not work (no toolchain, no
+// runcell binary, a cancelled context), not that programs failed.
+func Run(ctx context.Context, opts Options) (*report.Report, error) {
+	if opts.Runcell == "" {
+		return nil, errors.New("fidelity: no runcell binary")
+	}
+	runcell, err := filepath.Abs(opts.Runcell)
+	if err != nil {
+		return nil, fmt.Errorf("fidelity: %w", err)
+	}
+	if _, err := os.Stat(runcell); err != nil {
+		return nil, fmt.Errorf("fidelity: runcell binary: %w", err)
+	}
+	opts.Runcell = runcell
+	if opts.Go == "" {
+		opts.Go = "go"
+	}
+	if opts.Parallel <= 0 {
+		opts.Parallel = DefaultParallel
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	env, err := goEnv(ctx, opts.Go, "GOROOT", "GOVERSION", "CGO_ENABLED")
+	if err != nil {
+		return nil, err
+	}
+	if opts.GOROOT == "" {
+		opts.GOROOT = env["GOROOT"]
+	}
+	modVersion, err := gorun.GoVersion(ctx, opts.Go)
+	if err != nil {
+		return nil, err
+	}
+	tags := corpus.DefaultTags(env["CGO_ENABLED"] == "1")
+	progs, err := corpus.Discover(corpus.Config{
+		GOROOT: opts.GOROOT, ExamplesDir: opts.ExamplesDir,
+		Suites: opts.Suites, Globs: opts.Globs, Tags: tags,
+	})
+	if err != nil {
+		return nil, err
+	}
+	suites := opts.Suites
+	if len(suites) == 0 {
+		suites = corpus.Suites
+	}
+	rep := &report.Report{
+		FormatVersion: report.FormatVersion,
+		Started:       time.Now(),
+		GoVersion:     env["GOVERSION"],
+		Platform:      tags.Platform(),
+		Label:         opts.Label,
+		Timeout:       opts.Timeout.String(),
+		Parallel:      opts.Parallel,
+		Suites:        suites,
+		Globs:         opts.Globs,
+		Programs:      make([]report.Program, len(progs)),
+	}
+
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex // serializes Progress and guards done, firstErr
+	done := 0
+	var firstErr error
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for range opts.Parallel {
+		wg.Go(func() {
+			for i := range jobs {
+				p, err := runOne(ctx, progs[i], opts, modVersion)
+				mu.Lock()
+				if err != nil {
+					if firstErr == nil {
+						firstErr = err
+						cancel()
+					}
+					mu.Unlock()
+					continue
+				}
+				rep.Programs[i] = p
+				done++
+				if opts.Progress != nil {
+					opts.Progress(done, len(progs), p)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+feed:
+	for i := range progs {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	rep.Seconds = time.Since(rep.Started).Seconds()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("fidelity: %w", err)
+	}
+	return rep, nil
+}
+
+// runOne runs one program both ways and judges it.
+func runOne(ctx context.Context, prog corpus.Program, opts Options, modVersion string) (report.Program, error) {
+	start := time.Now()
+	p := report.Program{Suite: prog.Suite, Name: prog.Name, Path: prog.Path, Nondeterministic: prog.Nondeterministic}
+	if !prog.Applicable {
+		p.Category, p.Detail = report.NotApplicable, prog.Reason
+		return p, nil
+	}
+	refDir, cleanup, err := workDir(prog)
+	if err != nil {
+		return p, err
+	}
+	defer cleanup()
+	ref, err := gorun.Run(ctx, gorun.Program{Path: prog.Path, FilesDir: prog.FilesDir}, gorun.Config{
+		Go: opts.Go, GoVersion: modVersion, WorkDir: refDir, RunTimeout: opts.Timeout,
+	})
+	if err != nil {
+		return p, fmt.Errorf("fidelity: %s: %w", prog.Name, err)
+	}
+	p.GoRun = &report.GoRun{
+		Output: keep(ref.Output), Truncated: ref.Truncated, ExitCode: ref.ExitCode, Status: ref.Status,
+		BuildFailed: ref.BuildFailed, BuildOutput: keep(ref.BuildOutput), TimedOut: ref.TimedOut,
+		BuildSeconds: ref.Build.Seconds(), RunSeconds: ref.Run.Seconds(),
+	}
+	if ref.ExitCode != 0 && !ref.BuildFailed && !ref.TimedOut {
+		f := ParseFailure(ref)
+		p.GoRun.Failure = &report.Failure{Kind: f.Kind, Message: f.Message, Code: f.Code, Before: keep(f.Before)}
+	}
+	var cell cellrun.Outcome
+	if !ref.BuildFailed && !ref.TimedOut {
+		cellDir, cleanup, err := workDir(prog)
+		if err != nil {
+			return p, err
+		}
+		defer cleanup()
+		cell, err = cellrun.Run(ctx, cellrun.Config{
+			Binary: opts.Runcell, Source: prog.Path, WorkDir: cellDir, Timeout: opts.Timeout,
+		})
+		if err != nil {
+			return p, fmt.Errorf("fidelity: %s: %w", prog.Name, err)
+		}
+		p.Cell = &report.Cell{
+			Output: keep(cell.Output()), Truncated: cell.Truncated, Error: cell.Error, Replied: cell.Replied, TimedOut: cell.TimedOut,
+			Status: cell.Status, Stderr: keep(cell.Stderr),
+			StartupSeconds: cell.Startup.Seconds(), Seconds: cell.Duration.Seconds(),
+		}
+		for _, e := range cell.Events {
+			if e.Kind == cellrun.KindDisplay || e.Kind == cellrun.KindUpdateDisplay {
+				p.Cell.Displays++
+			}
+		}
+	}
+	p.Category, p.Detail = Judge(ref, cell, prog.Nondeterministic)
+	p.Seconds = time.Since(start).Seconds()
+	return p, nil
+}
+
+// workDir returns the directory a program runs in, by go run and as a
+// cell, and how to clean it up. Go's test programs run in $GOROOT/test, as
+// Go's own test harness runs them (some read files there); examples run in
+// a fresh directory holding their companion files.
+func workDir(prog corpus.Program) (dir string, cleanup func(), err error) {
+	if prog.WorkDir != "" {
+		return prog.WorkDir, func() {}, nil
+	}
+	dir, err = os.MkdirTemp("", "fidelity-run-")
+	if err != nil {
+		return "", nil, fmt.Errorf("fidelity: %w", err)
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	if prog.FilesDir != "" {
+		if err := gorun.CopyDir(dir, prog.FilesDir); err != nil {
+			cleanup()
+			return "", nil, err
+		}
+	}
+	return dir, cleanup, nil
+}
+
+// keep cuts s to maxKept bytes for the report.
+func keep(s string) string {
+	if len(s) <= maxKept {
+		return s
+	}
+	return s[:maxKept] + fmt.Sprintf("\n… [%d more bytes not kept in the report]\n", len(s)-maxKept)
+}
+
+// goEnv returns `go env` values.
+func goEnv(ctx context.Context, goCmd string, names ...string) (map[string]string, error) {
+	out, err := exec.CommandContext(ctx, goCmd, append([]string{"env"}, names...)...).Output()
+	if err != nil {
+		return nil, fmt.Errorf("fidelity: go env: %w", err)
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) != len(names) {
+		return nil, fmt.Errorf("fidelity: go env printed %d lines for %d names", len(lines), len(names))
+	}
+	env := map[string]string{}
+	for i, n := range names {
+		env[n] = lines[i]
+	}
+	return env, nil
+}
+
+// BuildRuncell builds the child binary into dir with plain `go build` (as
+// the kernel is built) and returns its path. moduleDir is the goaccel
+// module's root.
+func BuildRuncell(ctx context.Context, goCmd, moduleDir, dir string) (string, error) {
+	if goCmd == "" {
+		goCmd = "go"
+	}
+	bin := filepath.Join(dir, "runcell")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	cmd := exec.CommandContext(ctx, goCmd, "build", "-o", bin, "./fidelity/cmd/runcell")
+	cmd.Dir = moduleDir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("fidelity: building runcell: %w\n%s", err, out)
+	}
+	return bin, nil
+}
