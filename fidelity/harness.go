@@ -265,9 +265,13 @@ func goEnv(ctx context.Context, goCmd string, names ...string) (map[string]strin
 	return env, nil
 }
 
-// BuildRuncell builds the child binary into dir with plain `go build` (as
-// the kernel is built) and returns its path. moduleDir is the goaccel
-// module's root.
+// BuildRuncell builds the child binary into dir as the Makefile builds the
+// kernel and returns its path. moduleDir is the goaccel module's root.
+//
+// The flags matter: a binary that can load Go plugins is linked with
+// immediate binding, which go-nvml's deliberately unresolved NVML symbols
+// cannot survive, so lazy binding is asked for again; and compiled cells
+// need to know where the goaccel source is.
 func BuildRuncell(ctx context.Context, goCmd, moduleDir, dir string) (string, error) {
 	if goCmd == "" {
 		goCmd = "go"
@@ -276,7 +280,9 @@ func BuildRuncell(ctx context.Context, goCmd, moduleDir, dir string) (string, er
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
-	cmd := exec.CommandContext(ctx, goCmd, "build", "-o", bin, "./fidelity/cmd/runcell")
+	cmd := exec.CommandContext(ctx, goCmd, "build",
+		"-ldflags=-extldflags=-Wl,-z,lazy -X 'github.com/goaccel/goaccel/notebook/build.SourceDir="+moduleDir+"'",
+		"-o", bin, "./fidelity/cmd/runcell")
 	cmd.Dir = moduleDir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("fidelity: building runcell: %w\n%s", err, out)
