@@ -46,15 +46,23 @@ func StartEmbedded(ctx context.Context, host, port string, log logrus.FieldLogge
 	if err != nil {
 		return nil, err
 	}
-	peerPort, err := freeLoopbackPort()
-	if err != nil {
-		return nil, err
-	}
 	dir, err := os.MkdirTemp("", "goaccel-etcd-")
 	if err != nil {
 		return nil, fmt.Errorf("rendezvous: embedded etcd data directory: %w", err)
 	}
 	clientURL := url.URL{Scheme: "http", Host: net.JoinHostPort(ip, port)}
+	if ch, ok := closing.Load(clientURL.Host); ok {
+		select { // a member of an earlier launch still shutting down
+		case <-ch.(chan struct{}):
+		case <-ctx.Done():
+			return nil, fmt.Errorf("rendezvous: waiting for the previous embedded etcd at %s to stop: %w", clientURL.Host, ctx.Err())
+		}
+	}
+	peerPort, err := freeLoopbackPort()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	peerURL := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", peerPort)}
 	cfg := embed.NewConfig()
 	cfg.Name = "goaccel"
@@ -88,6 +96,28 @@ func StartEmbedded(ctx context.Context, host, port string, log logrus.FieldLogge
 		emb.Close()
 		return nil, fmt.Errorf("rendezvous: the embedded etcd at %s was not ready within %s", clientURL.Host, embeddedStartTimeout)
 	}
+}
+
+// closing holds the client addresses of embedded members shutting down in
+// the background (CloseInBackground), so that a new member on the same
+// address waits for the port instead of failing. It tracks a resource of
+// the process (bound ports), hence process-wide.
+var closing sync.Map // host:port → chan struct{}, closed when stopped
+
+// CloseInBackground stops the member and removes its data without waiting:
+// etcd gives its clients' open streams (the node agents' watches) up to
+// its request timeout, 7 s, to end. A StartEmbedded on the same address
+// meanwhile waits for it.
+func (e *Embedded) CloseInBackground(log logrus.FieldLogger) {
+	done := make(chan struct{})
+	closing.Store(e.endpoint, done)
+	go func() { // owner: the member; ends when it stopped
+		defer close(done)
+		defer closing.CompareAndDelete(e.endpoint, done)
+		if err := e.Close(); err != nil && log != nil {
+			log.WithError(err).Warn("rendezvous: stopping the embedded etcd")
+		}
+	}()
 }
 
 // Endpoint is host:port of the member's client URL.

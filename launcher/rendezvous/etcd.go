@@ -97,14 +97,19 @@ func etcdErr(ctx context.Context, err error) error {
 	return err
 }
 
-// connectTimeout bounds how long a leader waits for etcd to answer.
-const connectTimeout = 15 * time.Second
+// connectTimeout bounds how long a leader waits for etcd to answer;
+// closeTimeout how long leaving a round may wait for it.
+const (
+	connectTimeout = 15 * time.Second
+	closeTimeout   = 2 * time.Second
+)
 
 func (b *etcdBackend) Lead(ctx context.Context, spec Spec, self Member) (*Round, error) {
 	if err := checkSpec(spec, self); err != nil {
 		return nil, err
 	}
 	self = resolve(self, spec)
+	self.LeaseTTL = b.ttl
 	spec.Leader = self.Rank
 	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	sess, err := b.session(cctx)
@@ -151,7 +156,10 @@ func (b *etcdBackend) Join(ctx context.Context, self Member, after int64) (*Roun
 			after = id
 			continue
 		}
-		return r, err
+		if err != nil {
+			return nil, &RoundError{Round: id, Err: err}
+		}
+		return r, nil
 	}
 }
 
@@ -198,6 +206,7 @@ func parseRound(id int64, v []byte) (int64, Spec, error) {
 // joinRound takes a rank in round id and waits for the barrier.
 func (b *etcdBackend) joinRound(ctx context.Context, id int64, spec Spec, self Member) (*Round, error) {
 	me := resolve(self, spec)
+	me.LeaseTTL = b.ttl
 	ranks := []int{me.Rank}
 	if me.Rank < 0 {
 		ranks = ranks[:0]
@@ -388,7 +397,11 @@ func (e *etcdRound) departure(ctx context.Context, r *Round, rank int, rev int64
 	if f := tr.Responses[1].GetResponseRange().Kvs; len(f) > 0 {
 		return string(f[0].Value), true
 	}
-	return fmt.Sprintf("its rendezvous lease expired: no keep-alive within lease_ttl (%ds); the node died or is cut off", e.b.ttl), true
+	ttl := ""
+	if t := r.Members[rank].LeaseTTL; t > 0 {
+		ttl = fmt.Sprintf(" (%ds)", t)
+	}
+	return fmt.Sprintf("its rendezvous lease expired: no keep-alive within its lease_ttl%s; the node died or is cut off", ttl), true
 }
 
 func (e *etcdRound) mark(ctx context.Context, r *Round, failed bool, reason string) error {
@@ -415,12 +428,17 @@ func (e *etcdRound) close(r *Round) error {
 	e.mu.Unlock()
 	var err error
 	if !marked {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 		err = e.mark(ctx, r, true, "it left the round without finishing")
 		cancel()
 	}
-	if cerr := e.sess.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("rendezvous: releasing this node's lease: %w", cerr)
+	// Stop the keep-alives and revoke the lease (which removes this
+	// member's key); if etcd does not answer soon, the lease expires anyway.
+	e.sess.Orphan()
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	if _, rerr := e.b.cli.Revoke(ctx, e.sess.Lease()); rerr != nil && err == nil {
+		err = fmt.Errorf("rendezvous: releasing this node's lease: %w", rerr)
 	}
 	return err
 }

@@ -264,3 +264,37 @@ func newCert(t *testing.T, dir, name string, parent *x509.Certificate, parentKey
 	cert, _ := x509.ParseCertificate(der)
 	return cert, key
 }
+
+// A member with clients still watching takes etcd's request timeout to
+// stop; closing it in the background does not block, and the next member
+// on the same port waits for it instead of failing.
+func TestEmbeddedClosingInBackgroundHandsThePortOn(t *testing.T) {
+	emb := startEmbedded(t)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{emb.Endpoint()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	wctx, wcancel := context.WithCancel(context.Background())
+	defer wcancel()
+	cli.Watch(wctx, "/some/key") // an open stream, as a node agent waiting for a round has
+	if _, err := cli.Put(context.Background(), "/x", "y"); err != nil {
+		t.Fatal(err)
+	}
+	dir := emb.Dir()
+	_, port, _ := net.SplitHostPort(emb.Endpoint())
+	start := time.Now()
+	emb.CloseInBackground(quietLog())
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("CloseInBackground blocked for %s", d)
+	}
+	next, err := rendezvous.StartEmbedded(context.Background(), "127.0.0.1", port, quietLog())
+	if err != nil {
+		t.Fatalf("the next member on port %s: %v", port, err)
+	}
+	t.Logf("the next member started %s after the first was closed", time.Since(start))
+	next.Close()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the first member's data %s is still there: %v", dir, err)
+	}
+}

@@ -96,6 +96,8 @@ type Member struct {
 	Agent bool `json:"agent"`
 	// PID is the member's process id on its host.
 	PID int `json:"pid"`
+	// LeaseTTL is the member's lease_ttl in seconds (etcd).
+	LeaseTTL int `json:"lease_ttl,omitempty"`
 }
 
 // String names the member for messages: "node 1 (10.0.0.2)".
@@ -172,12 +174,26 @@ type Backend interface {
 	Lead(ctx context.Context, spec Spec, self Member) (*Round, error)
 	// Join waits for a round newer than after (a Round.ID; 0 for any),
 	// joins it as self and returns once every node joined. A round whose
-	// ranks are all taken, or that has no rank self can take, yields an
-	// error wrapping ErrNoPlace; the caller may wait for the next round.
+	// ranks are all taken, or that has no rank self can take, yields a
+	// *RoundError wrapping ErrNoPlace; the caller may wait for the next
+	// round (after that round's id).
 	Join(ctx context.Context, self Member, after int64) (*Round, error)
 	// Close releases the backend's connections (and a store it hosts).
 	Close() error
 }
+
+// RoundError is an error about one round: a member that found no place in
+// it, or a round whose nodes did not all join. A member that waits for
+// rounds may skip to the next one.
+type RoundError struct {
+	Round int64
+	Err   error
+}
+
+func (e *RoundError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error.
+func (e *RoundError) Unwrap() error { return e.Err }
 
 // ErrNoPlace is wrapped when a member cannot take part in a round: the rank
 // it asks for is taken or out of range, or every rank is taken.

@@ -176,7 +176,8 @@ func TestRoundAcrossThreeNodes(t *testing.T) {
 
 func TestMissingNodeNamed(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k kind) {
-		ctx := context.Background()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
 		conf := map[string]string{"join_timeout": "3"}
 		lead := k.newMember(t, conf)
 		b := join(ctx, k.newMember(t, conf), rendezvous.Member{Rank: 1}, 0)
@@ -188,8 +189,11 @@ func TestMissingNodeNamed(t *testing.T) {
 		if d := time.Since(start); d > 15*time.Second {
 			t.Errorf("took %s with a join_timeout of 3 s", d)
 		}
-		if j := <-b; j.err == nil || !strings.Contains(j.err.Error(), "did not join round") {
-			t.Errorf("the joiner's error: %v", j.err)
+		// The joiner either timed out as well or, having seen the leader
+		// give the round up, waits for the next one.
+		cancel()
+		if j := <-b; j.err == nil {
+			t.Errorf("the joiner of an incomplete round got %+v", j.r)
 		}
 	})
 }

@@ -186,7 +186,7 @@ func (b *storeBackend) Join(ctx context.Context, self Member, after int64) (*Rou
 				}
 			}
 		} else if err := checkRank(id, spec, me.Rank); err != nil {
-			return nil, err
+			return nil, &RoundError{Round: id, Err: err}
 		}
 		var claimErr error
 		taken := false
@@ -202,16 +202,19 @@ func (b *storeBackend) Join(ctx context.Context, self Member, after int64) (*Rou
 		}
 		if !taken {
 			if self.Rank < 0 {
-				return nil, fmt.Errorf("%w: every node rank of round %d is taken", ErrNoPlace, id)
+				claimErr = fmt.Errorf("%w: every node rank of round %d is taken", ErrNoPlace, id)
 			}
-			return nil, claimErr
+			return nil, &RoundError{Round: id, Err: claimErr}
 		}
 		r, err := b.barrier(ctx, c, id, spec, me, false)
 		if errors.Is(err, errSuperseded) {
 			after = id
 			continue
 		}
-		return r, err
+		if err != nil {
+			return nil, &RoundError{Round: id, Err: err}
+		}
+		return r, nil
 	}
 }
 
