@@ -12,10 +12,6 @@ import (
 	"github.com/goaccel/goaccel/launcher/rendezvous"
 )
 
-// NodeSubcommand is the goaccel subcommand that runs a node agent
-// (RunNode).
-const NodeSubcommand = "node"
-
 // NodeOptions configure a node agent, `goaccel node`.
 type NodeOptions struct {
 	// RdzvBackend is "etcd" (default), "static" or "c10d", as the
