@@ -5,8 +5,9 @@
 #   make bench  benchmarks beside their peers (ipykernel, Python writers, raw loopback)
 #
 # Everything outside Go modules (a Python virtualenv with Jupyter and the
-# trackers' own packages, Debian's chromium, npm's playwright-core) is
-# installed idempotently under $(CACHE), outside the clone.
+# trackers' own packages, Debian's chromium and etcd-server, npm's
+# playwright-core) is installed idempotently: under $(CACHE), outside the
+# clone, or as Debian packages when missing.
 
 CACHE   ?= $(HOME)/.cache/goaccel
 VENV    ?= $(CACHE)/venv
@@ -16,7 +17,7 @@ GO      ?= go
 PY      := $(VENV)/bin/python
 export GOACCEL_VENV := $(VENV)
 
-.PHONY: all build lab test test-deps go-test e2e browser-test bench vet fmt-check clean venv browser-deps
+.PHONY: all build lab test test-deps go-test e2e browser-test bench vet fmt-check clean venv browser-deps etcd-deps
 
 all: build
 
@@ -29,7 +30,10 @@ venv:
 browser-deps:
 	@bash scripts/browser.sh "$(NODEDIR)"
 
-test-deps: venv browser-deps
+etcd-deps:
+	@bash scripts/etcd.sh
+
+test-deps: venv browser-deps etcd-deps
 	$(GO) mod download
 
 lab: build venv

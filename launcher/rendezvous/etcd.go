@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -33,6 +34,11 @@ type etcdBackend struct {
 	joinTimeout time.Duration
 	ttl         int // lease TTL, seconds
 	log         logrus.FieldLogger
+
+	// cluster is the id of the etcd cluster of the last round joined: an
+	// embedded etcd lives for one launch, and the next one's revisions
+	// (round ids) start again from 1.
+	cluster atomic.Uint64
 }
 
 func newEtcd(cfg Config) (*etcdBackend, error) {
@@ -98,10 +104,12 @@ func etcdErr(ctx context.Context, err error) error {
 }
 
 // connectTimeout bounds how long a leader waits for etcd to answer;
-// closeTimeout how long leaving a round may wait for it.
+// closeTimeout how long leaving a round may wait for it; rewatchEvery how
+// often a member waiting for a round looks again.
 const (
 	connectTimeout = 15 * time.Second
 	closeTimeout   = 2 * time.Second
+	rewatchEvery   = 3 * time.Second
 )
 
 func (b *etcdBackend) Lead(ctx context.Context, spec Spec, self Member) (*Round, error) {
@@ -178,12 +186,21 @@ func (b *etcdBackend) nextRound(ctx context.Context, after int64) (int64, Spec, 
 			}
 			continue
 		}
+		if c := b.cluster.Load(); after > 0 && c != 0 && resp.Header.ClusterId != c {
+			after = 0 // another cluster: its rounds are all new
+		}
 		if len(resp.Kvs) == 1 && resp.Kvs[0].ModRevision > after {
 			return parseRound(resp.Kvs[0].ModRevision, resp.Kvs[0].Value)
 		}
-		wctx, cancel := context.WithCancel(ctx)
+		// The watch is renewed now and then: a watch survives its etcd
+		// being replaced by another on the same endpoint (an embedded etcd
+		// of the next launch) but would then wait for revisions of the old.
+		wctx, cancel := context.WithTimeout(ctx, rewatchEvery)
 		wch := b.cli.Watch(wctx, b.roundKey(), clientv3.WithRev(resp.Header.Revision+1))
 		for wr := range wch {
+			if wr.Header.ClusterId != resp.Header.ClusterId {
+				break
+			}
 			for _, ev := range wr.Events {
 				if ev.Type == clientv3.EventTypePut && ev.Kv.ModRevision > after {
 					cancel()
@@ -291,6 +308,7 @@ func (b *etcdBackend) barrier(ctx context.Context, id int64, spec Spec, self Mem
 			}
 		}
 		if len(kvs) >= spec.NumNodes {
+			b.cluster.Store(tr.Header.ClusterId)
 			return &Round{ID: id, Spec: spec, Self: self.Rank, Members: members,
 				impl: &etcdRound{b: b, sess: sess, rev: tr.Header.Revision}}, nil
 		}

@@ -337,3 +337,68 @@ func TestNewRoundSupersedesAndMembersRejoin(t *testing.T) {
 		r1b.Close()
 	})
 }
+
+// A member that waits for "a round after the last one it joined" joins the
+// next launch's round although that launch brought a new store or a new
+// embedded etcd (whose counters start again).
+func TestJoinAfterTheStoreWasReplaced(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	round := func(lead, member rendezvous.Backend, after int64) (*rendezvous.Round, *rendezvous.Round) {
+		t.Helper()
+		a := join(ctx, member, rendezvous.Member{Rank: 1, Agent: true}, after)
+		r0, err := lead.Lead(ctx, rendezvous.Spec{NumNodes: 2, NProc: 1}, rendezvous.Member{Rank: 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r1 := must(t, <-a)
+		r0.Finish(ctx)
+		r1.Finish(ctx)
+		r0.Close()
+		r1.Close()
+		return r0, r1
+	}
+	t.Run("static", func(t *testing.T) {
+		ep := freeAddr(t)
+		cfg := rendezvous.Config{Backend: "static", Endpoint: ep, RunID: "r", Secret: "shared-secret", Logger: quietLog()}
+		member, _ := rendezvous.New(cfg)
+		defer member.Close()
+		hostCfg := cfg
+		hostCfg.HostStore = true
+		lead, err := rendezvous.New(hostCfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, first := round(lead, member, 0)
+		lead.Close() // the launch ends, its store with it
+		if lead, err = rendezvous.New(hostCfg); err != nil {
+			t.Fatal(err)
+		}
+		defer lead.Close()
+		_, second := round(lead, member, first.ID)
+		if second.ID <= first.ID {
+			t.Errorf("round ids %d then %d", first.ID, second.ID)
+		}
+	})
+	t.Run("etcd", func(t *testing.T) {
+		_, port, _ := net.SplitHostPort(freeAddr(t))
+		emb, err := rendezvous.StartEmbedded(ctx, "127.0.0.1", port, quietLog())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := rendezvous.Config{Backend: "etcd", Endpoint: emb.Endpoint(), RunID: "r", Logger: quietLog()}
+		member, _ := rendezvous.New(cfg)
+		defer member.Close()
+		lead, _ := rendezvous.New(cfg)
+		_, first := round(lead, member, 0)
+		lead.Close()
+		emb.Close()
+		if emb, err = rendezvous.StartEmbedded(ctx, "127.0.0.1", port, quietLog()); err != nil {
+			t.Fatal(err)
+		}
+		defer emb.Close()
+		lead, _ = rendezvous.New(cfg)
+		defer lead.Close()
+		round(lead, member, first.ID)
+	})
+}

@@ -28,7 +28,7 @@ const hostedCloseWait = 10 * time.Second
 // storeBackend keeps rounds in the launch's pg store ("static", "c10d").
 // Keys, under rdzv/<run>/:
 //
-//	rounds                 counter: the newest round's id
+//	rounds                 counter: the newest round's id (from the leader's clock, in ms, then +1)
 //	r/<id>/spec            the Spec (JSON)
 //	r/<id>/claim/<rank>    counter: 1 for the member that took the rank
 //	r/<id>/node/<rank>     the Member (JSON)
@@ -144,7 +144,17 @@ func (b *storeBackend) Lead(ctx context.Context, spec Spec, self Member) (*Round
 		return nil, err
 	}
 	defer c.Close()
-	id, err := c.Add(ctx, b.prefix+"rounds", 1)
+	// In a fresh store (each static launch hosts one) the ids start from the
+	// clock, so that they stay larger than those of the stores before it,
+	// which members waiting for "a round after" remember.
+	id, err := c.Add(ctx, b.prefix+"rounds", 0)
+	if err == nil {
+		delta := int64(1)
+		if id == 0 {
+			delta = time.Now().UnixMilli()
+		}
+		id, err = c.Add(ctx, b.prefix+"rounds", delta)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("rendezvous: opening a round: %w", err)
 	}
