@@ -303,12 +303,20 @@ func (a *nodeAgent) supervise(ctx context.Context, l *launch, g *localGroup, cc 
 			stop(interruptSteps, errors.New("the node agent is shutting down"))
 		}
 	}
-	_ = cc.send(ctlMsg{T: ctlDone})
+	// Leave the round before reporting done: node 0 may stop an embedded
+	// etcd once every agent is done, and etcd would wait for our streams.
 	mctx, mcancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer mcancel()
+	var err error
 	if why != nil {
 		_ = round.Fail(mctx, why.Error())
-		return why
+		err = why
+	} else {
+		err = round.Finish(mctx)
 	}
-	return round.Finish(mctx)
+	if cerr := round.Close(); cerr != nil {
+		log.WithError(cerr).Debug("goaccel node: leaving the round")
+	}
+	_ = cc.send(ctlMsg{T: ctlDone})
+	return err
 }

@@ -84,7 +84,7 @@ func StartEmbedded(ctx context.Context, host, port string, log logrus.FieldLogge
 	emb := &Embedded{etcd: e, dir: dir, endpoint: clientURL.Host}
 	select {
 	case <-e.Server.ReadyNotify():
-		log.Debugf("rendezvous: embedded etcd ready at %s (data in %s)", emb.endpoint, dir)
+		log.Infof("rendezvous: embedded etcd ready at %s (data in %s)", emb.endpoint, dir)
 		return emb, nil
 	case err := <-e.Err():
 		emb.Close()

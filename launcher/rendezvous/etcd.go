@@ -28,7 +28,8 @@ const markerTTL = 3600
 //	r/<id>/done/<rank>           the member finished cleanly
 //	r/<id>/failed/<rank>         the member failed (the reason)
 type etcdBackend struct {
-	cli         *clientv3.Client
+	cli         *clientv3.Client // for waiting between rounds; rounds have their own (session)
+	ccfg        clientv3.Config
 	endpoint    string
 	prefix      string
 	joinTimeout time.Duration
@@ -63,7 +64,7 @@ func newEtcd(cfg Config) (*etcdBackend, error) {
 		return nil, fmt.Errorf("rendezvous: etcd client for %s: %w", cfg.Endpoint, err)
 	}
 	return &etcdBackend{
-		cli: cli, endpoint: cfg.Endpoint, prefix: prefix + "/" + cfg.RunID + "/",
+		cli: cli, ccfg: ccfg, endpoint: cfg.Endpoint, prefix: prefix + "/" + cfg.RunID + "/",
 		joinTimeout: jt, ttl: max(1, int((ttl+time.Second-1)/time.Second)), log: cfg.Logger,
 	}, nil
 }
@@ -80,19 +81,39 @@ func (b *etcdBackend) key(id int64, kind string, rank int) string {
 	return k
 }
 
-// session grants this member's lease for a round and keeps it alive.
+// session grants this member's lease for a round and keeps it alive, on a
+// client of its own: the streams a round needs (keep-alives, watches) end
+// with the round, so that an embedded etcd closing after the launch has no
+// client streams to wait for (etcd waits up to 7 s for them).
 func (b *etcdBackend) session(ctx context.Context) (*concurrency.Session, error) {
-	lease, err := b.cli.Grant(ctx, int64(b.ttl))
+	cli, err := clientv3.New(b.ccfg)
 	if err != nil {
+		return nil, fmt.Errorf("rendezvous: etcd client for %s: %w", b.endpoint, err)
+	}
+	lease, err := cli.Grant(ctx, int64(b.ttl))
+	if err != nil {
+		cli.Close()
 		return nil, fmt.Errorf("rendezvous: etcd at %s: %w", b.endpoint, etcdErr(ctx, err))
 	}
 	// The keep-alives outlive ctx: they last until the round is closed.
-	s, err := concurrency.NewSession(b.cli, concurrency.WithLease(lease.ID), concurrency.WithTTL(b.ttl),
+	s, err := concurrency.NewSession(cli, concurrency.WithLease(lease.ID), concurrency.WithTTL(b.ttl),
 		concurrency.WithContext(context.WithoutCancel(ctx)))
 	if err != nil {
+		cli.Close()
 		return nil, fmt.Errorf("rendezvous: etcd at %s: %w", b.endpoint, etcdErr(ctx, err))
 	}
 	return s, nil
+}
+
+// endSession revokes a session's lease (bounded by closeTimeout: the lease
+// expires anyway) and closes its client.
+func endSession(s *concurrency.Session) error {
+	s.Orphan()
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	_, err := s.Client().Revoke(ctx, s.Lease())
+	s.Client().Close()
+	return err
 }
 
 // etcdErr explains an error of the etcd client.
@@ -105,11 +126,11 @@ func etcdErr(ctx context.Context, err error) error {
 
 // connectTimeout bounds how long a leader waits for etcd to answer;
 // closeTimeout how long leaving a round may wait for it; rewatchEvery how
-// often a member waiting for a round looks again.
+// often a member waiting for a round renews its watch.
 const (
 	connectTimeout = 15 * time.Second
 	closeTimeout   = 2 * time.Second
-	rewatchEvery   = 3 * time.Second
+	rewatchEvery   = 500 * time.Millisecond
 )
 
 func (b *etcdBackend) Lead(ctx context.Context, spec Spec, self Member) (*Round, error) {
@@ -128,7 +149,7 @@ func (b *etcdBackend) Lead(ctx context.Context, spec Spec, self Member) (*Round,
 	ok := false
 	defer func() {
 		if !ok {
-			sess.Close()
+			endSession(sess)
 		}
 	}()
 	sb, _ := json.Marshal(spec)
@@ -171,7 +192,11 @@ func (b *etcdBackend) Join(ctx context.Context, self Member, after int64) (*Roun
 	}
 }
 
-// nextRound waits for a round newer than after.
+// nextRound waits for a round newer than after. Its watch is renewed every
+// rewatchEvery: a member waiting between launches then holds no stream for
+// long, which an embedded etcd stopping at the end of a launch waits for,
+// and a watch that survived its etcd being replaced by the next launch's
+// (waiting for revisions of the old one) is dropped soon.
 func (b *etcdBackend) nextRound(ctx context.Context, after int64) (int64, Spec, error) {
 	for {
 		resp, err := b.cli.Get(ctx, b.roundKey())
@@ -182,7 +207,7 @@ func (b *etcdBackend) nextRound(ctx context.Context, after int64) (int64, Spec, 
 			b.log.WithError(err).Debug("rendezvous: etcd not reachable yet")
 			select {
 			case <-ctx.Done():
-			case <-time.After(time.Second):
+			case <-time.After(200 * time.Millisecond):
 			}
 			continue
 		}
@@ -192,9 +217,6 @@ func (b *etcdBackend) nextRound(ctx context.Context, after int64) (int64, Spec, 
 		if len(resp.Kvs) == 1 && resp.Kvs[0].ModRevision > after {
 			return parseRound(resp.Kvs[0].ModRevision, resp.Kvs[0].Value)
 		}
-		// The watch is renewed now and then: a watch survives its etcd
-		// being replaced by another on the same endpoint (an embedded etcd
-		// of the next launch) but would then wait for revisions of the old.
 		wctx, cancel := context.WithTimeout(ctx, rewatchEvery)
 		wch := b.cli.Watch(wctx, b.roundKey(), clientv3.WithRev(resp.Header.Revision+1))
 		for wr := range wch {
@@ -242,7 +264,7 @@ func (b *etcdBackend) joinRound(ctx context.Context, id int64, spec Spec, self M
 	ok := false
 	defer func() {
 		if !ok {
-			sess.Close()
+			endSession(sess)
 		}
 	}()
 	var lastTaken string
@@ -351,7 +373,7 @@ func (e *etcdRound) events(ctx context.Context, r *Round, out chan<- Event) {
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	wch := b.cli.Watch(wctx, b.prefix, clientv3.WithPrefix(), clientv3.WithRev(e.rev+1))
+	wch := e.sess.Client().Watch(wctx, b.prefix, clientv3.WithPrefix(), clientv3.WithRev(e.rev+1))
 	nodes, failed := b.key(r.ID, "node", -1), b.key(r.ID, "failed", -1)
 	member := func(k, p string) (Member, bool) {
 		n, err := strconv.Atoi(strings.TrimPrefix(k, p))
@@ -450,12 +472,8 @@ func (e *etcdRound) close(r *Round) error {
 		err = e.mark(ctx, r, true, "it left the round without finishing")
 		cancel()
 	}
-	// Stop the keep-alives and revoke the lease (which removes this
-	// member's key); if etcd does not answer soon, the lease expires anyway.
-	e.sess.Orphan()
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-	defer cancel()
-	if _, rerr := e.b.cli.Revoke(ctx, e.sess.Lease()); rerr != nil && err == nil {
+	// Revoking the lease removes this member's key.
+	if rerr := endSession(e.sess); rerr != nil && err == nil {
 		err = fmt.Errorf("rendezvous: releasing this node's lease: %w", rerr)
 	}
 	return err

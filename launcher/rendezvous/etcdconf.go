@@ -13,6 +13,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/grpclog"
 )
 
@@ -105,6 +107,13 @@ func EtcdClientConfig(endpoints string, conf map[string]string, log logrus.Field
 		return cfg, fmt.Errorf("rendezvous: etcd auth needs both user and password (or password_file)")
 	}
 	cfg.Username, cfg.Password = user, pass
+	// gRPC backs off up to 2 minutes between reconnections by default; an
+	// agent waiting for the embedded etcd of the next launch (down between
+	// launches) must notice it within a second.
+	cfg.DialOptions = []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+		Backoff:           backoff.Config{BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+		MinConnectTimeout: 2 * time.Second,
+	})}
 	cfg.DialKeepAliveTime = 5 * time.Second
 	cfg.DialKeepAliveTimeout = 5 * time.Second
 	cfg.Logger = zapLogger(log, zapcore.WarnLevel)

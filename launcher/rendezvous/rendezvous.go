@@ -60,6 +60,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -211,7 +212,9 @@ type Round struct {
 	// resolved.
 	Members []Member
 
-	impl roundImpl
+	impl      roundImpl
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // roundImpl is the backend's side of a round.
@@ -272,8 +275,11 @@ func (r *Round) Finish(ctx context.Context) error {
 }
 
 // Close leaves the round; a member that neither finished nor failed is
-// reported to the others as having left.
-func (r *Round) Close() error { return r.impl.close(r) }
+// reported to the others as having left. It may be called more than once.
+func (r *Round) Close() error {
+	r.closeOnce.Do(func() { r.closeErr = r.impl.close(r) })
+	return r.closeErr
+}
 
 // Config selects and configures a backend.
 type Config struct {
