@@ -429,6 +429,14 @@ func TestInterruptStopsEveryNode(t *testing.T) {
 	}
 	t.Logf("interrupt to return: %s", r.at.Sub(start))
 	waitGone(t, ps, 5*time.Second)
+	// The agent takes the next launch, on the same port.
+	r = waitLaunch(t, launchAsync(context.Background(), &launchertest.Publisher{}, collect, nil, launcher.Options{
+		NumNodes: 2, NumProcesses: 2, RdzvBackend: "etcd", MasterAddr: "127.0.0.1", UsePort: port, RdzvID: t.Name(),
+	}), 60*time.Second)
+	if r.err != nil {
+		t.Fatalf("the launch after the interrupt: %v", r.err)
+	}
+	checkCollect(t, r.res, 4, 2)
 }
 
 func TestMultiNodeOptionErrors(t *testing.T) {

@@ -30,9 +30,20 @@ type Embedded struct {
 	dir      string
 	endpoint string
 
-	once sync.Once
-	err  error
+	once    sync.Once
+	err     error
+	stopped chan struct{}
 }
+
+// running holds the client addresses of the embedded members of this
+// process until they have stopped, so that a new member on the same
+// address (the next launch) waits for the port instead of failing. It
+// tracks a resource of the process (bound ports), hence process-wide.
+var running sync.Map // host:port → chan struct{}, closed when stopped
+
+// portWait bounds how long StartEmbedded waits for a member of this process
+// on the same address to stop.
+const portWait = 15 * time.Second
 
 // StartEmbedded starts an etcd member serving clients at host:port (host
 // may be a name; it is resolved to the address to listen on) and returns
@@ -51,9 +62,12 @@ func StartEmbedded(ctx context.Context, host, port string, log logrus.FieldLogge
 		return nil, fmt.Errorf("rendezvous: embedded etcd data directory: %w", err)
 	}
 	clientURL := url.URL{Scheme: "http", Host: net.JoinHostPort(ip, port)}
-	if ch, ok := closing.Load(clientURL.Host); ok {
-		select { // a member of an earlier launch still shutting down
+	if ch, ok := running.Load(clientURL.Host); ok {
+		// A member of an earlier launch in this process, still stopping
+		// (an interrupted cell may return before its launch has cleaned up).
+		select {
 		case <-ch.(chan struct{}):
+		case <-time.After(portWait):
 		case <-ctx.Done():
 			return nil, fmt.Errorf("rendezvous: waiting for the previous embedded etcd at %s to stop: %w", clientURL.Host, ctx.Err())
 		}
@@ -81,7 +95,8 @@ func StartEmbedded(ctx context.Context, host, port string, log logrus.FieldLogge
 		}
 		return nil, fmt.Errorf("rendezvous: cannot start the embedded etcd at %s: %w", clientURL.Host, err)
 	}
-	emb := &Embedded{etcd: e, dir: dir, endpoint: clientURL.Host}
+	emb := &Embedded{etcd: e, dir: dir, endpoint: clientURL.Host, stopped: make(chan struct{})}
+	running.Store(emb.endpoint, emb.stopped)
 	select {
 	case <-e.Server.ReadyNotify():
 		log.Infof("rendezvous: embedded etcd ready at %s (data in %s)", emb.endpoint, dir)
@@ -98,22 +113,12 @@ func StartEmbedded(ctx context.Context, host, port string, log logrus.FieldLogge
 	}
 }
 
-// closing holds the client addresses of embedded members shutting down in
-// the background (CloseInBackground), so that a new member on the same
-// address waits for the port instead of failing. It tracks a resource of
-// the process (bound ports), hence process-wide.
-var closing sync.Map // host:port → chan struct{}, closed when stopped
-
 // CloseInBackground stops the member and removes its data without waiting:
-// etcd gives its clients' open streams (the node agents' watches) up to
-// its request timeout, 7 s, to end. A StartEmbedded on the same address
-// meanwhile waits for it.
+// etcd gives its clients' open streams up to its request timeout, 7 s, to
+// end (node agents hold none between rounds, but a frozen one may). A
+// StartEmbedded on the same address meanwhile waits for it.
 func (e *Embedded) CloseInBackground(log logrus.FieldLogger) {
-	done := make(chan struct{})
-	closing.Store(e.endpoint, done)
 	go func() { // owner: the member; ends when it stopped
-		defer close(done)
-		defer closing.CompareAndDelete(e.endpoint, done)
 		if err := e.Close(); err != nil && log != nil {
 			log.WithError(err).Warn("rendezvous: stopping the embedded etcd")
 		}
@@ -130,6 +135,10 @@ func (e *Embedded) Dir() string { return e.dir }
 // than once.
 func (e *Embedded) Close() error {
 	e.once.Do(func() {
+		defer func() {
+			running.CompareAndDelete(e.endpoint, e.stopped)
+			close(e.stopped)
+		}()
 		e.etcd.Close()
 		if err := os.RemoveAll(e.dir); err != nil {
 			e.err = fmt.Errorf("rendezvous: removing the embedded etcd's data: %w", err)
