@@ -16,8 +16,9 @@ import (
 // NotebookLauncher runs fn(args...) as notebook_launcher does and returns
 // each process's return values: results[i] holds the values returned by
 // local rank i (global rank NodeRank*NumProcesses+i), in order; for a
-// function returning one value, results[r][0] is rank r's value.
-// Accelerate discards them. A function whose last result is an error
+// function returning one value, results[r][0] is rank r's value; across
+// nodes with node agents, node 0 gets every global rank's, in rank order
+// (see the package documentation). Accelerate discards them. A function whose last result is an error
 // fails its rank when that error is non-nil (in process, NotebookLauncher
 // returns the results together with the error).
 //
