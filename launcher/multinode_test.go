@@ -478,3 +478,22 @@ func TestMultiNodeOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+// The debug pre-flight (ACCELERATE_DEBUG_MODE) runs on every node, agents
+// included, before the function.
+func TestPreflightAcrossNodes(t *testing.T) {
+	defer launcher.FakeGPUs()()
+	t.Setenv("ACCELERATE_DEBUG_MODE", "yes")
+	port := freePort(t)
+	agentInProcess(t, launcher.NodeOptions{RdzvEndpoint: "127.0.0.1:" + port, RdzvID: t.Name(), NodeRank: 1})
+	pub := &launchertest.Publisher{}
+	r := waitLaunch(t, launchAsync(context.Background(), pub, ran, nil, launcher.Options{
+		NumNodes: 2, NumProcesses: 2, RdzvBackend: "etcd", MasterAddr: "127.0.0.1", UsePort: port, RdzvID: t.Name(),
+	}), 60*time.Second)
+	if r.err != nil || len(r.res) != 4 {
+		t.Fatalf("%v %v", r.err, r.res)
+	}
+	if n := strings.Count(pub.Text("stdout"), "] ran\n"); n != 4 {
+		t.Errorf("the function ran %d times, want 4 (once per rank, after the pre-flight):\n%s", n, pub.Text("stdout"))
+	}
+}
