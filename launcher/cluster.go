@@ -145,7 +145,9 @@ func (c *cluster) close() {
 		}
 	}
 	if c.emb != nil {
-		c.emb.CloseInBackground(log)
+		if err := c.emb.Close(); err != nil {
+			log.WithError(err).Warn("launcher: stopping the embedded etcd")
+		}
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,8 +39,11 @@ type Embedded struct {
 
 // running holds the client addresses of the embedded members of this
 // process until they have stopped, so that a new member on the same
-// address (the next launch) waits for the port instead of failing. It
-// tracks a resource of the process (bound ports), hence process-wide.
+// address waits for the port instead of failing: an interrupted cell
+// returns before its launch has stopped its etcd, which etcd may take a
+// while to do (it gives clients' open streams up to its request timeout,
+// 7 s). It tracks a resource of the process (bound ports), hence
+// process-wide.
 var running sync.Map // host:port → chan struct{}, closed when stopped
 
 // portWait bounds how long StartEmbedded waits for a member of this process
@@ -57,7 +62,8 @@ func StartEmbedded(ctx context.Context, host, port string, log logrus.FieldLogge
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "goaccel-etcd-")
+	removeOrphanedData()
+	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", dataPrefix, os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("rendezvous: embedded etcd data directory: %w", err)
 	}
@@ -113,18 +119,6 @@ func StartEmbedded(ctx context.Context, host, port string, log logrus.FieldLogge
 	}
 }
 
-// CloseInBackground stops the member and removes its data without waiting:
-// etcd gives its clients' open streams up to its request timeout, 7 s, to
-// end (node agents hold none between rounds, but a frozen one may). A
-// StartEmbedded on the same address meanwhile waits for it.
-func (e *Embedded) CloseInBackground(log logrus.FieldLogger) {
-	go func() { // owner: the member; ends when it stopped
-		if err := e.Close(); err != nil && log != nil {
-			log.WithError(err).Warn("rendezvous: stopping the embedded etcd")
-		}
-	}()
-}
-
 // Endpoint is host:port of the member's client URL.
 func (e *Embedded) Endpoint() string { return e.endpoint }
 
@@ -172,4 +166,25 @@ func freeLoopbackPort() (string, error) {
 	defer ln.Close()
 	_, p, _ := net.SplitHostPort(ln.Addr().String())
 	return p, nil
+}
+
+// dataPrefix names the data directories of embedded members in the
+// temporary directory: goaccel-etcd-<pid>-<random>.
+const dataPrefix = "goaccel-etcd-"
+
+// removeOrphanedData removes the data directories that embedded members of
+// processes that no longer exist left behind (a kernel killed during a
+// launch cannot remove its own).
+func removeOrphanedData() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dataPrefix+"*-*"))
+	for _, d := range dirs {
+		pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), dataPrefix), "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.RemoveAll(d)
+		}
+	}
 }
