@@ -8,8 +8,9 @@
 #                  FIDELITY_LIST=1 select programs and show more
 #
 # Everything outside Go modules (a Python virtualenv with Jupyter and the
-# trackers' own packages, Debian's chromium, npm's playwright-core) is
-# installed idempotently under $(CACHE), outside the clone.
+# trackers' own packages, Debian's chromium and etcd-server, npm's
+# playwright-core) is installed idempotently: under $(CACHE), outside the
+# clone, or as Debian packages when missing.
 
 CACHE   ?= $(HOME)/.cache/goaccel
 VENV    ?= $(CACHE)/venv
@@ -27,7 +28,7 @@ export GOACCEL_VENV := $(VENV)
 # goaccel source it was built from lives (compiled cells are built against it).
 LDFLAGS := -extldflags=-Wl,-z,lazy -X github.com/goaccel/goaccel/notebook/build.SourceDir=$(CURDIR)
 
-.PHONY: all build lab test test-deps go-test e2e browser-test bench fidelity vet fmt-check clean venv browser-deps
+.PHONY: all build lab test test-deps go-test e2e browser-test bench fidelity vet fmt-check clean venv browser-deps etcd-deps
 
 all: build
 
@@ -40,7 +41,10 @@ venv:
 browser-deps:
 	@bash scripts/browser.sh "$(NODEDIR)"
 
-test-deps: venv browser-deps
+etcd-deps:
+	@bash scripts/etcd.sh
+
+test-deps: venv browser-deps etcd-deps
 	$(GO) mod download
 
 lab: build venv

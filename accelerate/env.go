@@ -27,8 +27,9 @@ const (
 	EnvMaxRestarts     = launchenv.MaxRestarts
 	EnvRunID           = launchenv.RunID
 	EnvLaunchSecret    = launchenv.LaunchSecret
-	EnvRdzvBackend     = launchenv.RdzvBackend  // "static" (default) or "c10d"
-	EnvRdzvEndpoint    = launchenv.RdzvEndpoint // host:port of the store; default MASTER_ADDR:MASTER_PORT
+	EnvRdzvBackend     = launchenv.RdzvBackend   // "static" (default), "c10d" or "etcd"
+	EnvRdzvEndpoint    = launchenv.RdzvEndpoint  // host:port of the store; default MASTER_ADDR:MASTER_PORT
+	EnvRdzvNamespace   = launchenv.RdzvNamespace // store key prefix of this attempt; default RUN_ID/restartN
 	defaultRdzvBackend = "static"
 )
 
@@ -44,6 +45,7 @@ type launchEnv struct {
 	runID                                      string
 	secret                                     string
 	rdzvBackend, storeAddr                     string
+	namespace                                  string
 }
 
 // readEnv parses the environment through lookupEnv (os.LookupEnv in
@@ -118,8 +120,14 @@ func readEnv(lookupEnv func(string) (string, bool)) (launchEnv, error) {
 	if e.rdzvBackend == "" {
 		e.rdzvBackend = defaultRdzvBackend
 	}
-	if e.rdzvBackend != "static" && e.rdzvBackend != "c10d" {
-		return e, fmt.Errorf("accelerate: unsupported %s=%q: choose between static and c10d", EnvRdzvBackend, e.rdzvBackend)
+	switch e.rdzvBackend {
+	case "static", "c10d", "etcd":
+	default:
+		return e, fmt.Errorf("accelerate: unsupported %s=%q: choose between static, c10d and etcd", EnvRdzvBackend, e.rdzvBackend)
+	}
+	e.namespace = strings.TrimSpace(getenv(EnvRdzvNamespace))
+	if e.namespace == "" {
+		e.namespace = fmt.Sprintf("%s/restart%d", e.runID, e.restartCount)
 	}
 	if e.worldSize == 1 {
 		return e, nil

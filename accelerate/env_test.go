@@ -45,6 +45,14 @@ func TestReadEnv(t *testing.T) {
 	if err != nil || e.rdzvBackend != "c10d" || e.storeAddr != "host:1234" {
 		t.Fatalf("c10d env: %+v, %v", e, err)
 	}
+	if e.namespace != "/restart2" {
+		t.Errorf("default namespace %q", e.namespace)
+	}
+	// etcd: the nodes met in etcd; the store is node 0's, as with static.
+	e, err = readEnv(envMap(multiEnv(map[string]string{EnvRdzvBackend: "etcd", EnvRdzvEndpoint: "10.0.0.1:4000", EnvRdzvNamespace: "job/abc/run-1"})))
+	if err != nil || e.rdzvBackend != "etcd" || e.storeAddr != "10.0.0.1:4000" || e.namespace != "job/abc/run-1" {
+		t.Fatalf("etcd env: %+v, %v", e, err)
+	}
 	e, err = readEnv(envMap(map[string]string{EnvWorldSize: "2", EnvRank: "1", EnvMasterAddr: "::1", EnvMasterPort: "5", EnvLaunchSecret: "x"}))
 	if err != nil || e.localRank != 1 || e.localWorldSize != 2 || e.storeAddr != "[::1]:5" {
 		t.Fatalf("defaults: %+v, %v", e, err)
@@ -64,7 +72,7 @@ func TestReadEnv(t *testing.T) {
 		{multiEnv(map[string]string{EnvMasterPort: "\x00"}), "needs MASTER_ADDR and MASTER_PORT"},
 		{multiEnv(map[string]string{EnvMasterPort: "0"}), "non-zero port"},
 		{multiEnv(map[string]string{EnvLaunchSecret: ""}), "GOACCEL_LAUNCH_SECRET is not set"},
-		{multiEnv(map[string]string{EnvRdzvBackend: "etcd"}), `unsupported GOACCEL_RDZV_BACKEND="etcd"`},
+		{multiEnv(map[string]string{EnvRdzvBackend: "zookeeper"}), `unsupported GOACCEL_RDZV_BACKEND="zookeeper": choose between static, c10d and etcd`},
 		{multiEnv(map[string]string{EnvRdzvBackend: "c10d"}), "c10d needs GOACCEL_RDZV_ENDPOINT"},
 		{multiEnv(map[string]string{EnvUseCPU: "maybe"}), `invalid ACCELERATE_USE_CPU: invalid truth value "maybe"`},
 		{multiEnv(map[string]string{EnvRestartCount: "x"}), "TORCHELASTIC_RESTART_COUNT"},

@@ -171,7 +171,7 @@ func newState(c *config) (*processState, error) {
 			Secret:    env.secret,
 			Timeout:   st.timeout,
 			HostStore: env.rdzvBackend == "c10d",
-			Namespace: fmt.Sprintf("%s/restart%d", env.runID, env.restartCount),
+			Namespace: env.namespace,
 			Logger:    logger,
 		})
 		if err != nil {

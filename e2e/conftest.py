@@ -31,12 +31,18 @@ subprocess.run(
 )
 
 
+# The one skip allowed: the multi-node tests need Linux network namespaces
+# (root, `ip netns`), which some machines cannot create.
+ALLOWED_SKIP = "network namespaces cannot be created here"
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """A skipped test is a failure here: the project allows no skipped
-    conformance test, and a skip would hide a missing feature."""
+    conformance test, and a skip would hide a missing feature (the one
+    exception: ALLOWED_SKIP)."""
     outcome = yield
     report = outcome.get_result()
-    if report.skipped and call.when in ("setup", "call"):
+    if report.skipped and call.when in ("setup", "call") and ALLOWED_SKIP not in str(report.longrepr):
         report.outcome = "failed"
         report.longrepr = f"test was skipped, which this suite forbids: {report.longrepr}"

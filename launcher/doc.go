@@ -61,6 +61,64 @@
 // every worker join the group, check its device and leave, without running
 // the function.
 //
+// # Across nodes
+//
+// With NumNodes > 1 a launch spans machines. Each attempt is a round of a
+// rendezvous (package launcher/rendezvous) that the launcher of node 0
+// leads: the other nodes join it, take their node ranks and say how many
+// workers they run; the world size and each node's global ranks follow
+// (the processes of lower node ranks come first), and every node learns the
+// address of the process group's store and the launch secret. Two ways to
+// fill the other nodes:
+//
+//   - Node agents (RunNode, `goaccel node --rdzv-backend etcd
+//     --rdzv-endpoint HOST:PORT --rdzv-id ID --node-rank R
+//     --nproc-per-node P`), started once per machine, wait for launches of
+//     the run. For each round they join, they connect to node 0's launcher
+//     (an authenticated control connection, see control.go), receive the
+//     payload its local workers get, start their workers and send back
+//     their output, displays (tracker metrics and live charts included)
+//     and results; node 0 shows the lines prefixed "[node N rank R] " and
+//     returns every rank's results, results[r] being global rank r's. The
+//     notebook runs only on node 0.
+//   - Accelerate's way: the same notebook runs on every node with its own
+//     NodeRank; each node's launcher joins the round, runs its ranks and
+//     returns them (results[i] is its local rank i).
+//
+// Backends: "etcd" (go.etcd.io/etcd): RdzvEndpoint lists the cluster; with
+// none, node 0 runs an embedded etcd at MasterAddr:UsePort for the launch
+// (data in a temporary directory, removed when the launch ends) and the
+// other nodes meet there. Every member's key is bound to a lease
+// (RdzvConf lease_ttl, default 10 s), so a node that dies or is cut off is
+// named within lease_ttl. The process group's store is then hosted by node
+// 0's launcher on MasterAddr (a free port, published in the round).
+// "static" and "c10d" keep rounds in the store itself (node 0 hosts it at
+// MasterAddr:UsePort, or whichever process binds RdzvEndpoint first).
+//
+// The launch secret across nodes: with "static" and "c10d" it is the content
+// of RdzvConf secret_file, a file every node holds (mode 0600; required).
+// With "etcd" node 0 makes a random secret and publishes it in the round:
+// anyone who can read the run's keys in etcd (<etcd_prefix>/<RdzvID>/) can
+// then join the launch's process group and read the payload. An operator
+// must therefore protect etcd: reachable only from the nodes, client TLS
+// (RdzvConf protocol, cacert, cert, key) and etcd users (user with password
+// or password_file) whose role covers only the run's prefix — or give every
+// node the same secret_file, and etcd holds only a nonce the secret is
+// derived from (HMAC-SHA256). The embedded etcd has neither TLS nor auth:
+// use it on a trusted network, or with secret_file. Connections carrying
+// the payload and the tensors are authenticated, not encrypted.
+//
+// Failures across nodes: a worker that fails anywhere, a node agent whose
+// connection closes (killed, crashed) or whose lease expires (frozen, cut
+// off), or a node that reports a failure stops every worker on every node;
+// the error is a *ChildFailedError naming the rank and its node, or a
+// *NodeFailedError naming the node, its host and its global ranks. When a
+// failure causes others (peers that saw the failed rank's connection close),
+// the root cause is reported. MaxRestarts restarts the group on every node:
+// a new round, which agents still up (or restarted) join. Interrupting the
+// cell stops every node's workers. An agent killed with SIGKILL leaves no
+// worker: its workers have Pdeathsig, as the kernel's have.
+//
 // # Failures, interrupts and orphans
 //
 // Worker exits are noticed as they happen. When one fails (panic, non-zero
@@ -84,5 +142,5 @@
 // context, which is cancelled on interrupt, and its Publisher).
 // NotebookLauncherContext and LaunchWorkers take the context explicitly.
 //
-// Multi-process launches need Linux.
+// Multi-process launches and node agents need Linux.
 package launcher

@@ -18,16 +18,16 @@ import (
 // variables, then Options.Env.
 func (l *launch) workerEnv(local, restart int, mode string) []string {
 	o := l.opts
-	rank := o.NumProcesses*o.NodeRank + local
-	world := o.NumNodes * o.NumProcesses
+	rank := l.rankBase + local
+	world := l.world
 	host, port, _ := net.SplitHostPort(l.endpoint)
 	set := map[string]string{
 		launchenv.Rank:           strconv.Itoa(rank),
 		launchenv.LocalRank:      strconv.Itoa(local),
 		launchenv.WorldSize:      strconv.Itoa(world),
 		launchenv.LocalWorldSize: strconv.Itoa(o.NumProcesses),
-		launchenv.NodeRank:       strconv.Itoa(o.NodeRank),
-		launchenv.GroupRank:      strconv.Itoa(o.NodeRank),
+		launchenv.NodeRank:       strconv.Itoa(l.nodeRank),
+		launchenv.GroupRank:      strconv.Itoa(l.nodeRank),
 		"ROLE_RANK":              strconv.Itoa(rank),
 		"ROLE_NAME":              roleName,
 		"ROLE_WORLD_SIZE":        strconv.Itoa(world),
@@ -42,7 +42,7 @@ func (l *launch) workerEnv(local, restart int, mode string) []string {
 		EnvLaunchSecret:          l.secret,
 		EnvRdzvBackend:           o.RdzvBackend,
 		EnvRdzvEndpoint:          l.endpoint,
-		EnvRdzvNamespace:         o.RdzvID + "/" + mode + "-" + strconv.Itoa(restart),
+		EnvRdzvNamespace:         l.namespace(mode, restart),
 		EnvRdzvConf:              l.rdzvConfJSON(),
 		EnvWorkerMode:            mode,
 		EnvLauncherPID:           strconv.Itoa(os.Getpid()),
@@ -77,14 +77,29 @@ func (l *launch) workerEnv(local, restart int, mode string) []string {
 	return env
 }
 
+// rdzvConfJSON is RdzvConf for the workers, without the etcd password
+// (workers never talk to etcd).
 func (l *launch) rdzvConfJSON() string {
 	conf := map[string]string{}
 	for k, v := range l.opts.RdzvConf {
-		conf[k] = v
+		if k != "password" {
+			conf[k] = v
+		}
 	}
 	if l.opts.RdzvBackend == "static" {
-		conf["rank"] = strconv.Itoa(l.opts.NodeRank)
+		conf["rank"] = strconv.Itoa(l.nodeRank)
 	}
 	b, _ := json.Marshal(conf)
 	return string(b)
+}
+
+// namespace prefixes the store keys of one attempt: the run id, the
+// launch's id across nodes (the store may outlive a launch), the mode and
+// the restart count.
+func (l *launch) namespace(mode string, restart int) string {
+	ns := l.opts.RdzvID + "/"
+	if l.launchID != "" {
+		ns += l.launchID + "/"
+	}
+	return ns + mode + "-" + strconv.Itoa(restart)
 }

@@ -48,7 +48,11 @@ func (e *PanicError) Error() string { return "panic: " + e.Value }
 // not failures). It plays the part of torchelastic's ChildFailedError.
 type ChildFailedError struct {
 	Rank      int // global rank
-	LocalRank int // rank on this node
+	LocalRank int // rank on its node
+	// NodeRank and Host name the worker's node in a launch across nodes
+	// (Host is empty on one node).
+	NodeRank int
+	Host     string
 	// ExitCode is the worker's exit status, or -1 when a signal ended it.
 	ExitCode int
 	// Signal names the signal that ended the worker ("killed",
@@ -73,7 +77,11 @@ const maxStderrInError = 10
 
 func (e *ChildFailedError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "launcher: rank %d (local rank %d) failed", e.Rank, e.LocalRank)
+	if e.Host != "" {
+		fmt.Fprintf(&b, "launcher: rank %d (local rank %d on node %d, %s) failed", e.Rank, e.LocalRank, e.NodeRank, e.Host)
+	} else {
+		fmt.Fprintf(&b, "launcher: rank %d (local rank %d) failed", e.Rank, e.LocalRank)
+	}
 	if e.Signal != "" {
 		fmt.Fprintf(&b, " (%s)", e.Signal)
 	} else {
@@ -104,4 +112,108 @@ func (e *ChildFailedError) Error() string {
 		}
 	}
 	return b.String()
+}
+
+// describe is the failure in a few words, for the restart notice.
+func (e *ChildFailedError) describe() string {
+	what := e.Signal
+	if what == "" {
+		what = fmt.Sprintf("exit status %d", e.ExitCode)
+	}
+	if e.Host != "" {
+		return fmt.Sprintf("rank %d on node %d (%s) failed (%s)", e.Rank, e.NodeRank, e.Host, what)
+	}
+	return fmt.Sprintf("rank %d failed (%s)", e.Rank, what)
+}
+
+func (e *ChildFailedError) setRestarts(n int) { e.Restarts = n }
+
+// collateral reports a failure that only echoes another rank's: the
+// worker's error names a peer that closed or did not answer (a
+// *pg.RankError's text), so the root cause is elsewhere.
+func (e *ChildFailedError) collateral() bool {
+	return strings.Contains(e.Message, "pg: rank ") || strings.Contains(e.Panic, "pg: rank ")
+}
+
+// NodeFailedError is the failure of a whole node of a launch across nodes:
+// its agent died or was cut off (its connection to the launcher closed, or
+// its rendezvous lease expired), or the node reported a failure of its own
+// (a node that runs the notebook itself).
+type NodeFailedError struct {
+	NodeRank int
+	Host     string // the address the node is reached at
+	Ranks    []int  // the global ranks it ran
+	// Lost is true when the node died or was cut off, false when it
+	// reported a failure.
+	Lost   bool
+	Reason string
+	// Restarts is how many times the group had been restarted.
+	Restarts int
+}
+
+func (e *NodeFailedError) Error() string {
+	var b strings.Builder
+	b.WriteString("launcher: ")
+	b.WriteString(e.describe())
+	if e.Restarts > 0 {
+		fmt.Fprintf(&b, " after %d restart(s) of the group", e.Restarts)
+	}
+	if e.Reason != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Reason)
+	}
+	return b.String()
+}
+
+func (e *NodeFailedError) describe() string {
+	what := "failed"
+	if e.Lost {
+		what = "was lost"
+	}
+	return fmt.Sprintf("node %d (%s) %s", e.NodeRank, nodeWhere(e.Host, e.Ranks), what)
+}
+
+func (e *NodeFailedError) setRestarts(n int) { e.Restarts = n }
+
+// nodeWhere is "10.0.0.2, ranks 2-3".
+func nodeWhere(host string, ranks []int) string {
+	var b strings.Builder
+	if host != "" {
+		b.WriteString(host)
+		b.WriteString(", ")
+	}
+	switch {
+	case len(ranks) == 0:
+		b.WriteString("no ranks")
+	case len(ranks) == 1:
+		fmt.Fprintf(&b, "rank %d", ranks[0])
+	default:
+		fmt.Fprintf(&b, "ranks %d-%d", ranks[0], ranks[len(ranks)-1])
+	}
+	return b.String()
+}
+
+// groupFailure is what ends an attempt: a worker or a node that failed.
+type groupFailure interface {
+	error
+	describe() string
+	setRestarts(int)
+}
+
+// failurePriority ranks root causes: a lost node explains the failures of
+// the ranks that talked to it, a rank's own failure explains its peers'.
+func failurePriority(f groupFailure) int {
+	switch v := f.(type) {
+	case *NodeFailedError:
+		if v.Lost {
+			return 3
+		}
+		return 2
+	case *ChildFailedError:
+		if v.collateral() {
+			return 1
+		}
+		return 2
+	}
+	return 0
 }

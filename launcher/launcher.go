@@ -16,8 +16,9 @@ import (
 // NotebookLauncher runs fn(args...) as notebook_launcher does and returns
 // each process's return values: results[i] holds the values returned by
 // local rank i (global rank NodeRank*NumProcesses+i), in order; for a
-// function returning one value, results[r][0] is rank r's value.
-// Accelerate discards them. A function whose last result is an error
+// function returning one value, results[r][0] is rank r's value; across
+// nodes with node agents, node 0 gets every global rank's, in rank order
+// (see the package documentation). Accelerate discards them. A function whose last result is an error
 // fails its rank when that error is non-nil (in process, NotebookLauncher
 // returns the results together with the error).
 //
@@ -32,9 +33,10 @@ func NotebookLauncher(fn any, args []any, opts Options) ([][]any, error) {
 // within 5 s) and returns an error wrapping ctx.Err().
 //
 // The decision tree, in order: check MixedPrecision; resolve NumProcesses 0
-// to the GPU count; check NodeRank < NumNodes; with one process call fn in
-// this process ("Launching training on one GPU." / "Launching training on
-// CPU."); with more, refuse if an Accelerator or a GPU is already in use in
+// to the GPU count; check NodeRank < NumNodes; with one process on one node
+// call fn in this process ("Launching training on one GPU." / "Launching
+// training on CPU."); otherwise (more processes, or more nodes: Accelerate
+// would run a one-process node in place, alone), refuse if an Accelerator or a GPU is already in use in
 // this process, refuse more processes than GPUs, run the debug pre-flight
 // when ACCELERATE_DEBUG_MODE is 1, true or yes, print "Launching training
 // on N GPUs." (or CPUs) and start one worker process per rank.
@@ -63,7 +65,7 @@ func NotebookLauncherContext(ctx context.Context, fn any, args []any, opts Optio
 		o.NumProcesses = len(devs)
 	}
 	pub := cellPublisher()
-	if o.NumProcesses == 1 {
+	if o.NumProcesses == 1 && o.NumNodes == 1 {
 		if len(devs) > 0 {
 			pub.Stream("stdout", "Launching training on one GPU.\n")
 		} else {
@@ -98,7 +100,11 @@ func NotebookLauncherContext(ctx context.Context, fn any, args []any, opts Optio
 	if len(l.devices) > 0 {
 		kind = "GPU"
 	}
-	pub.Stream("stdout", fmt.Sprintf("Launching training on %d %ss.\n", o.NumProcesses, kind))
+	if o.NumNodes > 1 {
+		pub.Stream("stdout", fmt.Sprintf("Launching training on %d %ss on node %d of %d.\n", o.NumProcesses, kind, o.NodeRank, o.NumNodes))
+	} else {
+		pub.Stream("stdout", fmt.Sprintf("Launching training on %d %ss.\n", o.NumProcesses, kind))
+	}
 	return l.run(ctx, modeRun, s, payload)
 }
 
@@ -167,8 +173,10 @@ func runInProcess(fn any, args []any, mixedPrecision string) ([][]any, error) {
 	return [][]any{res}, nil
 }
 
-// launch is one call of the launcher: the resolved options, the hosted
-// store and where output goes.
+// launch is one call of the launcher on this node: the resolved options,
+// the place of this node's workers in the group, the hosted store and
+// where output goes. Across nodes, cluster holds the rendezvous and the
+// topology fields are set by each attempt's round.
 type launch struct {
 	opts     Options
 	devices  []GPU // the GPU of each local rank; nil for CPU workers
@@ -177,6 +185,14 @@ type launch struct {
 	secret   string
 	store    rendezvousStore // nil when another node or a worker hosts it
 	endpoint string          // host:port the workers reach the store at
+
+	rankBase int    // global rank of local rank 0
+	world    int    // world size
+	nodeRank int    // this node's rank
+	numNodes int    // nodes in the launch
+	launchID string // the launch's id across nodes ("" on one node)
+
+	cluster *cluster // nil on one node
 }
 
 func newLaunch(o Options, devs []GPU, pub frontend.Publisher) (*launch, error) {
@@ -184,16 +200,26 @@ func newLaunch(o Options, devs []GPU, pub frontend.Publisher) (*launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	secret, err := newSecret()
-	if err != nil {
-		return nil, err
-	}
-	l := &launch{opts: o, pub: pub, cmd: cmd, secret: secret, endpoint: o.RdzvEndpoint}
+	l := &launch{opts: o, pub: pub, cmd: cmd, endpoint: o.RdzvEndpoint,
+		rankBase: o.NumProcesses * o.NodeRank, world: o.NumProcesses * o.NumNodes,
+		nodeRank: o.NodeRank, numNodes: o.NumNodes}
 	if len(devs) > 0 {
 		l.devices = devs[:o.NumProcesses]
 	}
+	if o.NumNodes > 1 {
+		c, err := newCluster(l)
+		if err != nil {
+			l.close() // the store the leader may have started
+			return nil, err
+		}
+		l.cluster = c
+		return l, nil
+	}
+	if l.secret, err = newSecret(); err != nil {
+		return nil, err
+	}
 	if o.RdzvBackend == "static" && o.NodeRank == 0 {
-		st, err := hostStore(o.RdzvEndpoint, secret)
+		st, err := hostStore(o.RdzvEndpoint, l.secret)
 		if err != nil {
 			return nil, fmt.Errorf("launcher: hosting the rendezvous store at %s: %w", o.RdzvEndpoint, err)
 		}
@@ -206,6 +232,9 @@ func newLaunch(o Options, devs []GPU, pub frontend.Publisher) (*launch, error) {
 }
 
 func (l *launch) close() {
+	if l.cluster != nil {
+		l.cluster.close()
+	}
 	if l.store != nil {
 		if err := l.store.Close(); err != nil {
 			log.WithError(err).Debug("launcher: closing the rendezvous store")

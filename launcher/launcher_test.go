@@ -5,6 +5,7 @@ package launcher_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -60,7 +61,7 @@ func TestOptionErrors(t *testing.T) {
 		want string
 	}{
 		{launcher.Options{NumProcesses: -1}, "NumProcesses must not be negative"},
-		{launcher.Options{NumProcesses: 2, RdzvBackend: "etcd"}, `unknown RdzvBackend "etcd"`},
+		{launcher.Options{NumProcesses: 2, RdzvBackend: "zookeeper"}, `unknown RdzvBackend "zookeeper"; choose between 'static', 'c10d' and 'etcd'`},
 		{launcher.Options{NumProcesses: 2, RdzvBackend: "c10d"}, "needs RdzvEndpoint"},
 		{launcher.Options{NumProcesses: 2, UsePort: "http"}, `UsePort "http" is not a port number`},
 		{launcher.Options{NumProcesses: 2, MaxRestarts: -1}, "MaxRestarts must not be negative"},
@@ -226,33 +227,44 @@ func TestEnvironmentPerRankCPU(t *testing.T) {
 
 func TestEnvironmentGPUAndMultiNode(t *testing.T) {
 	defer launcher.FakeGPUs("GPU-aaa", "GPU-bbb")()
-	// NumProcesses 0: one worker per GPU. NodeRank 1 of 2 does not host
-	// the store (node 0 does), so nothing listens: the workers here only
-	// report their environment.
+	// NumProcesses 0: one worker per GPU, on both nodes (the agent, on
+	// the same host, sees the same fake GPUs and takes the launch's count).
+	port := freePort(t)
+	conf := map[string]string{"secret_file": secretFile(t)}
+	agentInProcess(t, launcher.NodeOptions{RdzvBackend: "static", RdzvEndpoint: "127.0.0.1:" + port, RdzvID: "envs", RdzvConf: conf, NodeRank: 1})
 	pub, res, err := run(t, context.Background(), workerEnv, nil, launcher.Options{
-		NodeRank: 1, NumNodes: 2, MasterAddr: "10.1.2.3", UsePort: "29555",
+		NumNodes: 2, MasterAddr: "127.0.0.1", UsePort: port, RdzvID: "envs", RdzvConf: conf,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := pub.Text("stdout"); got != "Launching training on 2 GPUs.\n" {
+	if got := pub.Text("stdout"); got != "Launching training on 2 GPUs on node 0 of 2.\n" {
 		t.Errorf("stdout %q", got)
 	}
 	envs := envsByRank(t, res)
-	for l, e := range envs {
+	if len(envs) != 4 {
+		t.Fatalf("%d results", len(envs))
+	}
+	secret := envs[0][launcher.EnvLaunchSecret]
+	for r, e := range envs {
+		node, l := r/2, r%2
 		want := map[string]string{
-			"RANK": strconv.Itoa(2 + l), "LOCAL_RANK": strconv.Itoa(l), "WORLD_SIZE": "4", "LOCAL_WORLD_SIZE": "2",
-			"NODE_RANK": "1", "GROUP_RANK": "1", "MASTER_ADDR": "10.1.2.3", "MASTER_PORT": "29555",
-			"CUDA_VISIBLE_DEVICES": []string{"GPU-aaa", "GPU-bbb"}[l], launcher.EnvRdzvConf: `{"rank":"1"}`,
+			"RANK": strconv.Itoa(r), "LOCAL_RANK": strconv.Itoa(l), "WORLD_SIZE": "4", "LOCAL_WORLD_SIZE": "2",
+			"NODE_RANK": strconv.Itoa(node), "GROUP_RANK": strconv.Itoa(node), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port,
+			"CUDA_VISIBLE_DEVICES": []string{"GPU-aaa", "GPU-bbb"}[l], launcher.EnvLaunchSecret: secret,
+			launcher.EnvRdzvConf: fmt.Sprintf(`{"rank":"%d","secret_file":%q}`, node, conf["secret_file"]),
 		}
 		for k, v := range want {
 			if e[k] != v {
-				t.Errorf("local rank %d: %s=%q, want %q", l, k, e[k], v)
+				t.Errorf("rank %d: %s=%q, want %q", r, k, e[k], v)
 			}
 		}
 		if _, ok := e["ACCELERATE_USE_CPU"]; ok {
 			t.Errorf("ACCELERATE_USE_CPU set in GPU mode")
 		}
+	}
+	if secret != "a secret every node of the test shares" {
+		t.Errorf("across nodes with static, the launch secret is the shared secret_file's; got %q", secret)
 	}
 }
 
@@ -283,7 +295,7 @@ func TestOutputPrefixes(t *testing.T) {
 		t.Fatal(err)
 	}
 	containsAll(t, "custom prefix", pub.Text("stdout"), "default/0|0: hello from 0\n", "default/1|1: hello from 1\n")
-	if got := launcher.ExpandPrefix("${rank}${x}$rank", 3, 1); got != "3${x}$rank" {
+	if got := launcher.ExpandPrefix("${rank}${x}$rank${node_rank}", 3, 1, 2); got != "3${x}$rank2" {
 		t.Errorf("unknown placeholders changed: %q", got)
 	}
 }

@@ -38,8 +38,16 @@ func TestMain(m *testing.M) {
 	reg.Register("add", add)
 	reg.Register("logs", logs)
 	reg.Register("exit0", exit0)
-	if os.Getenv(roleEnv) == "kernel" && os.Getenv(launchertest.EnvWorker) == "" {
-		os.Exit(fakeKernel())
+	reg.Register("collect", collect)
+	reg.Register("sleepUntilRestart", sleepUntilRestart)
+	reg.Register("panicOnRank", panicOnRank)
+	if os.Getenv(launchertest.EnvWorker) == "" {
+		switch os.Getenv(roleEnv) {
+		case "kernel":
+			os.Exit(fakeKernel())
+		case "agent":
+			os.Exit(fakeAgent())
+		}
 	}
 	os.Exit(launchertest.Main(m, reg))
 }

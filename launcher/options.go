@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/goaccel/goaccel/launcher/rendezvous"
 )
 
 // Defaults of Options, the same as notebook_launcher's.
@@ -20,6 +22,9 @@ const (
 	// DefaultLogLinePrefixTemplate is the prefix of every line a worker
 	// prints when more than one process runs.
 	DefaultLogLinePrefixTemplate = "[rank ${rank}] "
+	// DefaultMultiNodePrefixTemplate is the default prefix when the launch
+	// spans several nodes.
+	DefaultMultiNodePrefixTemplate = "[node ${node_rank} rank ${rank}] "
 )
 
 // Options are notebook_launcher's parameters, with the same names (in Go
@@ -36,22 +41,35 @@ type Options struct {
 	// UsePort is the rendezvous port on MasterAddr (default "29500"). "0"
 	// picks a free port.
 	UsePort string
-	// MasterAddr is the rendezvous address (default "127.0.0.1").
+	// MasterAddr is the rendezvous address (default "127.0.0.1"): across
+	// nodes, node 0's address as the other nodes reach it. With "etcd" and
+	// an RdzvEndpoint, it defaults to this host's address towards etcd.
 	MasterAddr string
 	// NodeRank is the rank of this node (default 0), below NumNodes.
 	NodeRank int
 	// NumNodes is the number of nodes (default 1).
 	NumNodes int
 	// RdzvBackend is "static" (default: the node with NodeRank 0 hosts the
-	// store at MasterAddr:UsePort) or "c10d" (the store lives at
-	// RdzvEndpoint; the first worker able to bind it hosts it).
+	// store at MasterAddr:UsePort), "c10d" (the store lives at
+	// RdzvEndpoint; the first process able to bind it hosts it) or "etcd"
+	// (the nodes meet in etcd, with leases: see the package documentation).
 	RdzvBackend string
 	// RdzvEndpoint is the store's host:port. With "static" it defaults to
-	// MasterAddr:UsePort; "c10d" requires it.
+	// MasterAddr:UsePort; "c10d" requires it. With "etcd" it lists the
+	// cluster's client endpoints (comma-separated host:port or URLs); empty,
+	// node 0 starts an embedded etcd at MasterAddr:UsePort for the launch
+	// and the other nodes use that address.
 	RdzvEndpoint string
 	// RdzvConf is extra rendezvous configuration, passed to the workers as
-	// JSON in GOACCEL_RDZV_CONF. "join_timeout" (seconds) bounds the debug
-	// pre-flight's join. With "static", "rank" is set to NodeRank.
+	// JSON in GOACCEL_RDZV_CONF (without "password"). "join_timeout"
+	// (seconds, default 600) bounds the wait for the other nodes and the
+	// debug pre-flight's join. With "static", "rank" is set to NodeRank.
+	// Across nodes: "secret_file" names a file holding a secret every node
+	// shares (required by "static" and "c10d"; with "etcd" it keeps the
+	// launch secret out of etcd); with "etcd", "lease_ttl" (seconds,
+	// default 10: how soon a dead node is noticed), "etcd_prefix",
+	// "protocol", "cacert", "cert", "key", "user", "password",
+	// "password_file" (see package launcher/rendezvous).
 	RdzvConf map[string]string
 	// RdzvID is the job's run id (default "none"), TORCHELASTIC_RUN_ID.
 	RdzvID string
@@ -64,8 +82,9 @@ type Options struct {
 	// polling.
 	MonitorInterval time.Duration
 	// LogLinePrefixTemplate prefixes every line a worker prints; it may use
-	// ${rank}, ${local_rank} and ${role_name}. Default: "[rank ${rank}] "
-	// with more than one process, nothing with one.
+	// ${rank}, ${local_rank}, ${node_rank} and ${role_name}. Default:
+	// "[rank ${rank}] " with more than one process, "[node ${node_rank}
+	// rank ${rank}] " across nodes, nothing with one process.
 	LogLinePrefixTemplate string
 
 	// UseCPU starts CPU workers even when GPUs are visible (as
@@ -103,6 +122,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, err
 	}
 	o.MixedPrecision = mp
+	masterGiven := o.MasterAddr != ""
 	if o.UsePort == "" {
 		o.UsePort = DefaultUsePort
 	}
@@ -137,11 +157,27 @@ func (o Options) withDefaults() (Options, error) {
 		if o.RdzvEndpoint == "" {
 			return o, fmt.Errorf("launcher: RdzvBackend \"c10d\" needs RdzvEndpoint (host:port of the rendezvous store)")
 		}
+	case "etcd":
+		if o.NumNodes < 2 {
+			return o, fmt.Errorf("launcher: RdzvBackend \"etcd\" is for launches across nodes: set NumNodes (one node needs no rendezvous service)")
+		}
+		if err := checkEtcdEndpoints(o.RdzvEndpoint); err != nil {
+			return o, err
+		}
+		if !masterGiven && o.RdzvEndpoint != "" {
+			// Node 0's store and coordinator must be reachable from the
+			// other nodes: listen on the address that reaches etcd.
+			if h, err := rendezvous.OutboundHost(o.RdzvEndpoint); err == nil {
+				o.MasterAddr = h
+			}
+		}
 	default:
-		return o, fmt.Errorf("launcher: unknown RdzvBackend %q; choose between 'static' and 'c10d'", o.RdzvBackend)
+		return o, fmt.Errorf("launcher: unknown RdzvBackend %q; choose between 'static', 'c10d' and 'etcd'", o.RdzvBackend)
 	}
-	if _, _, err := net.SplitHostPort(o.RdzvEndpoint); err != nil {
-		return o, fmt.Errorf("launcher: RdzvEndpoint %q is not host:port: %w", o.RdzvEndpoint, err)
+	if o.RdzvBackend != "etcd" {
+		if _, _, err := net.SplitHostPort(o.RdzvEndpoint); err != nil {
+			return o, fmt.Errorf("launcher: RdzvEndpoint %q is not host:port: %w", o.RdzvEndpoint, err)
+		}
 	}
 	if o.RdzvID == "" {
 		o.RdzvID = DefaultRdzvID
@@ -155,10 +191,32 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MonitorInterval == 0 {
 		o.MonitorInterval = DefaultMonitorInterval
 	}
-	if o.NumNodes > 1 && o.UsePort == "0" && o.RdzvBackend == "static" {
+	if o.NumNodes > 1 && o.UsePort == "0" && (o.RdzvBackend == "static" || (o.RdzvBackend == "etcd" && o.RdzvEndpoint == "")) {
 		return o, fmt.Errorf("launcher: UsePort \"0\" (pick a free port) works on one node only: the other %d nodes could not know the port", o.NumNodes-1)
 	}
 	return o, nil
+}
+
+// checkEtcdEndpoints checks RdzvEndpoint for "etcd": comma-separated
+// host:port or http(s):// URLs (empty: the embedded etcd).
+func checkEtcdEndpoints(eps string) error {
+	if strings.TrimSpace(eps) == "" {
+		return nil
+	}
+	for _, ep := range strings.Split(eps, ",") {
+		ep = strings.TrimSpace(ep)
+		hp := ep
+		if i := strings.Index(ep, "://"); i >= 0 {
+			if sch := ep[:i]; sch != "http" && sch != "https" {
+				return fmt.Errorf("launcher: RdzvEndpoint %q: etcd endpoints are host:port, http:// or https://", ep)
+			}
+			hp = strings.TrimSuffix(ep[i+3:], "/")
+		}
+		if _, _, err := net.SplitHostPort(hp); err != nil {
+			return fmt.Errorf("launcher: RdzvEndpoint %q is not a list of etcd endpoints (host:port, comma-separated): %w", eps, err)
+		}
+	}
+	return nil
 }
 
 // debugModeEnabled reports whether ACCELERATE_DEBUG_MODE asks for the

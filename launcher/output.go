@@ -14,13 +14,14 @@ import (
 // roleName is torchelastic's default role, ${role_name} in the prefix.
 const roleName = "default"
 
-// expandPrefix fills ${rank}, ${local_rank} and ${role_name} in tmpl (other
-// text, including unknown ${...}, is kept as is, like Python's
-// Template.safe_substitute).
-func expandPrefix(tmpl string, rank, localRank int) string {
+// expandPrefix fills ${rank}, ${local_rank}, ${node_rank} and ${role_name}
+// in tmpl (other text, including unknown ${...}, is kept as is, like
+// Python's Template.safe_substitute).
+func expandPrefix(tmpl string, rank, localRank, nodeRank int) string {
 	return strings.NewReplacer(
 		"${rank}", strconv.Itoa(rank),
 		"${local_rank}", strconv.Itoa(localRank),
+		"${node_rank}", strconv.Itoa(nodeRank),
 		"${role_name}", roleName,
 	).Replace(tmpl)
 }

@@ -19,15 +19,16 @@ const (
 	// EnvLaunchSecret is the launch's random secret: the rendezvous store
 	// and the ranks admit only processes that know it.
 	EnvLaunchSecret = launchenv.LaunchSecret
-	// EnvRdzvBackend is "static" or "c10d" (with c10d the first rank able
-	// to bind the endpoint hosts the store).
+	// EnvRdzvBackend is "static", "c10d" (the first rank able to bind the
+	// endpoint hosts the store) or "etcd" (node 0's launcher hosts the
+	// store, as with "static").
 	EnvRdzvBackend = launchenv.RdzvBackend
 	// EnvRdzvEndpoint is host:port of the rendezvous store (the same as
 	// MASTER_ADDR:MASTER_PORT).
 	EnvRdzvEndpoint = launchenv.RdzvEndpoint
 	// EnvRdzvNamespace prefixes the store keys of one attempt (it changes
 	// when the group is restarted), for pg.Config.Namespace.
-	EnvRdzvNamespace = "GOACCEL_RDZV_NAMESPACE"
+	EnvRdzvNamespace = launchenv.RdzvNamespace
 	// EnvRdzvConf holds Options.RdzvConf as a JSON object.
 	EnvRdzvConf = "GOACCEL_RDZV_CONF"
 	// EnvWorkerMode is "run" or "preflight".

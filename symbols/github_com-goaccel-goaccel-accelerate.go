@@ -28,6 +28,7 @@ func init() {
 		"EnvRank":                  reflect.ValueOf(constant.MakeFromLiteral("\"RANK\"", token.STRING, 0)),
 		"EnvRdzvBackend":           reflect.ValueOf(constant.MakeFromLiteral("\"GOACCEL_RDZV_BACKEND\"", token.STRING, 0)),
 		"EnvRdzvEndpoint":          reflect.ValueOf(constant.MakeFromLiteral("\"GOACCEL_RDZV_ENDPOINT\"", token.STRING, 0)),
+		"EnvRdzvNamespace":         reflect.ValueOf(constant.MakeFromLiteral("\"GOACCEL_RDZV_NAMESPACE\"", token.STRING, 0)),
 		"EnvRestartCount":          reflect.ValueOf(constant.MakeFromLiteral("\"TORCHELASTIC_RESTART_COUNT\"", token.STRING, 0)),
 		"EnvRunID":                 reflect.ValueOf(constant.MakeFromLiteral("\"TORCHELASTIC_RUN_ID\"", token.STRING, 0)),
 		"EnvUseCPU":                reflect.ValueOf(constant.MakeFromLiteral("\"ACCELERATE_USE_CPU\"", token.STRING, 0)),

@@ -1,6 +1,7 @@
 package pg
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -136,4 +137,36 @@ func clientHandshake(conn net.Conn, secret []byte, label, what string, deadline 
 	default:
 		return fmt.Errorf("pg: handshake with %s: unexpected status %d", what, status[0])
 	}
+}
+
+// AcceptAuth runs the launch-secret handshake on the accepting side of
+// conn, for other connections of a launch than the store's and the ranks'
+// (label tells them apart, e.g. "agent"). It returns an error wrapping
+// ErrAuth when the other side does not know secret.
+func AcceptAuth(conn net.Conn, secret, label string) error {
+	if err := serverHandshake(conn, []byte(secret), label); err != nil {
+		var rej *rejectError
+		if errors.As(err, &rej) {
+			return fmt.Errorf("%w: %s from %s", ErrAuth, rej.reason, conn.RemoteAddr())
+		}
+		return err
+	}
+	return nil
+}
+
+// DialAuth connects to addr and proves knowledge of secret with the
+// handshake AcceptAuth expects for label; what names the other side in
+// errors. ctx bounds the dial and the handshake.
+func DialAuth(ctx context.Context, addr, secret, label, what string) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("pg: connecting to %s at %s: %w", what, addr, err)
+	}
+	dl, _ := ctx.Deadline()
+	if err := clientHandshake(conn, []byte(secret), label, what+" ("+addr+")", dl); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
 }

@@ -373,13 +373,22 @@ func (c *StoreClient) LocalAddr() net.Addr { return c.conn.LocalAddr() }
 func (c *StoreClient) Close() error { return c.conn.Close() }
 
 func (c *StoreClient) do(ctx context.Context, op byte, args ...[]byte) (byte, [][]byte, error) {
+	return c.doWait(ctx, 0, op, args...)
+}
+
+// doWait is do with the server-side wait of a get set to wait (when
+// positive) instead of ctx's deadline.
+func (c *StoreClient) doWait(ctx context.Context, wait time.Duration, op byte, args ...[]byte) (byte, [][]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.broken != nil {
 		return 0, nil, c.broken
 	}
 	var timeout time.Duration
-	if dl, ok := ctx.Deadline(); ok {
+	if dl, ok := ctx.Deadline(); wait > 0 && (!ok || time.Until(dl) > wait) {
+		timeout = wait
+		_ = c.conn.SetDeadline(time.Now().Add(wait + 2*time.Second))
+	} else if ok {
 		timeout = time.Until(dl)
 		if timeout <= 0 {
 			return 0, nil, fmt.Errorf("pg: store %s: %w", c.addr, context.DeadlineExceeded)
@@ -432,6 +441,24 @@ func (c *StoreClient) Set(ctx context.Context, key string, value []byte) error {
 // deadline passes (then the error wraps ErrKeyTimeout).
 func (c *StoreClient) Get(ctx context.Context, key string) ([]byte, error) {
 	status, out, err := c.do(ctx, storeGet, []byte(key))
+	if err != nil {
+		return nil, err
+	}
+	if status == respTimeout {
+		return nil, fmt.Errorf("%w: %q", ErrKeyTimeout, key)
+	}
+	if len(out) != 1 {
+		return nil, fmt.Errorf("pg: store %s: malformed get reply", c.addr)
+	}
+	return out[0], nil
+}
+
+// GetWait is Get with the wait bounded by wait rather than by ctx's
+// deadline (ctx still cancels it): after wait the error wraps
+// ErrKeyTimeout and the client stays usable, which makes it the call for
+// polling a key.
+func (c *StoreClient) GetWait(ctx context.Context, key string, wait time.Duration) ([]byte, error) {
+	status, out, err := c.doWait(ctx, wait, storeGet, []byte(key))
 	if err != nil {
 		return nil, err
 	}

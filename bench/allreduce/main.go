@@ -13,9 +13,16 @@
 // bandwidth (one process writing the same number of bytes to another over one
 // loopback TCP connection, then waiting for a one-byte acknowledgement).
 //
+// With -netns, rank r runs in the network namespace given in place r (via
+// `ip netns exec`), reached at the address given in place r of -hosts, and
+// the program itself (which hosts the store) must run in the first one:
+// bench/multinode/run.sh measures the all-reduce across two hosts made of
+// namespaces this way, beside a raw copy over the same veth link.
+//
 // Usage:
 //
 //	go run ./bench/allreduce [-np 2,4] [-min 4KiB] [-max 256MiB] [-time 300ms]
+//	allreduce -np 2 -netns NS1,NS2 -hosts 10.77.0.1,10.77.0.2
 package main
 
 import (
@@ -48,7 +55,19 @@ const (
 	envSecret = "GOACCEL_BENCH_SECRET"
 	envSizes  = "GOACCEL_BENCH_SIZES"
 	envTime   = "GOACCEL_BENCH_TIME"
+	envHost   = "GOACCEL_BENCH_HOST" // the address a rank listens on (raw copy)
 )
+
+// placement puts ranks in network namespaces: rank r in netns[r], at
+// hosts[r]. Empty: every rank on loopback.
+type placement struct{ netns, hosts []string }
+
+func (p placement) storeHost() string {
+	if len(p.hosts) > 0 {
+		return p.hosts[0]
+	}
+	return "127.0.0.1"
+}
 
 // result is one measurement, printed as a JSON line by rank 0.
 type result struct {
@@ -70,7 +89,16 @@ func main() {
 	maxS := flag.String("max", "256MiB", "largest buffer")
 	per := flag.Duration("time", 300*time.Millisecond, "target measuring time per size")
 	busbw := flag.Bool("busbw", false, "also print bus bandwidth")
+	netns := flag.String("netns", "", "comma-separated network namespaces, one per rank (run this program in the first)")
+	hosts := flag.String("hosts", "", "comma-separated addresses of the ranks in their namespaces (with -netns)")
 	flag.Parse()
+	var pl placement
+	if *netns != "" {
+		pl = placement{strings.Split(*netns, ","), strings.Split(*hosts, ",")}
+		if len(pl.hosts) != len(pl.netns) {
+			fail(errors.New("-netns and -hosts need one entry per rank"))
+		}
+	}
 	lo, err := parseSize(*minS)
 	if err != nil {
 		fail(err)
@@ -89,22 +117,29 @@ func main() {
 		if err != nil || n < 2 {
 			fail(fmt.Errorf("bad -np entry %q", f))
 		}
+		if len(pl.netns) > 0 && n > len(pl.netns) {
+			fail(fmt.Errorf("-np %d but only %d namespaces", n, len(pl.netns)))
+		}
 		worlds = append(worlds, n)
 	}
 	sort.Ints(worlds)
 
-	raw, err := launch("raw", 2, sizes, *per)
+	raw, err := launch(pl, "raw", 2, sizes, *per)
 	if err != nil {
 		fail(fmt.Errorf("raw copy: %w", err))
 	}
 	ar := map[int]map[int]result{}
 	for _, n := range worlds {
-		if ar[n], err = launch("allreduce", n, sizes, *per); err != nil {
+		if ar[n], err = launch(pl, "allreduce", n, sizes, *per); err != nil {
 			fail(fmt.Errorf("np=%d: %w", n, err))
 		}
 	}
 
-	fmt.Printf("all-reduce of float32 (sum) on loopback, GOMAXPROCS default, %d CPUs\n", numCPU())
+	where := "on loopback"
+	if len(pl.netns) > 0 {
+		where = "across network namespaces " + strings.Join(pl.netns, ", ") + " (one rank each, veth link via a bridge)"
+	}
+	fmt.Printf("all-reduce of float32 (sum) %s, GOMAXPROCS default, %d CPUs\n", where, numCPU())
 	fmt.Printf("%-10s %12s", "size", "raw copy")
 	for _, n := range worlds {
 		fmt.Printf(" %12s %6s", fmt.Sprintf("np=%d algbw", n), "ratio")
@@ -145,13 +180,13 @@ func numCPU() int {
 
 // launch hosts a store, starts n workers of the given role and collects rank
 // 0's results.
-func launch(role string, n int, sizes []int, per time.Duration) (map[int]result, error) {
+func launch(pl placement, role string, n int, sizes []int, per time.Duration) (map[int]result, error) {
 	secretBytes := make([]byte, 16)
 	if _, err := rand.Read(secretBytes); err != nil {
 		return nil, err
 	}
 	secret := hex.EncodeToString(secretBytes)
-	st, err := pg.NewStore("127.0.0.1:0", secret)
+	st, err := pg.NewStore(net.JoinHostPort(pl.storeHost(), "0"), secret)
 	if err != nil {
 		return nil, err
 	}
@@ -174,8 +209,14 @@ func launch(role string, n int, sizes []int, per time.Duration) (map[int]result,
 	var out0 io.ReadCloser
 	for r := range cmds {
 		c := exec.CommandContext(ctx, exe)
+		host := "127.0.0.1"
+		if len(pl.netns) > 0 {
+			c = exec.CommandContext(ctx, "ip", "netns", "exec", pl.netns[r], exe)
+			host = pl.hosts[r]
+		}
 		c.Env = append(os.Environ(), envRole+"="+role, envRank+"="+strconv.Itoa(r), envWorld+"="+strconv.Itoa(n),
-			envStore+"="+st.Addr(), envSecret+"="+secret, envSizes+"="+strings.Join(ss, ","), envTime+"="+per.String())
+			envStore+"="+st.Addr(), envSecret+"="+secret, envSizes+"="+strings.Join(ss, ","), envTime+"="+per.String(),
+			envHost+"="+host)
 		c.Stderr = os.Stderr
 		if r == 0 {
 			if out0, err = c.StdoutPipe(); err != nil {
@@ -282,7 +323,7 @@ func worker(role string) error {
 func rawCopy(ctx context.Context, g *pg.Group, rank int, sizes []int, target time.Duration, emit func(int, int, time.Duration)) error {
 	var conn net.Conn
 	if rank == 1 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := net.Listen("tcp", net.JoinHostPort(os.Getenv(envHost), "0"))
 		if err != nil {
 			return err
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/goaccel/goaccel/kernel"
 	"github.com/goaccel/goaccel/launcher"
+	"github.com/goaccel/goaccel/launcher/rendezvous"
 	"github.com/goaccel/goaccel/notebook"
 	"github.com/goaccel/goaccel/notebook/fdcapture"
 	"github.com/goaccel/goaccel/symbols"
@@ -60,6 +61,9 @@ func runKernel(args []string, stderr io.Writer) error {
 	log.SetOutput(capture.OriginalStderr())
 	log.SetLevel(lvl)
 	logrus.SetFormatter(cellLogFormatter{}) // libraries' warnings, shown in the cell
+	// gRPC (etcd's client and embedded server) logs to stderr, which is the
+	// cell's: route it to the kernel's log.
+	rendezvous.RouteGRPCLogs(log)
 	if *logFile != "" {
 		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {

@@ -1,6 +1,7 @@
 // Command goaccel is the goaccel Jupyter kernel for Go: it installs its own
-// kernelspec, runs as a kernel when Jupyter starts it, and (hidden) runs as a
-// launched training worker. main only parses the command line; the work is
+// kernelspec, runs as a kernel when Jupyter starts it, runs as a node agent
+// (`goaccel node`) that takes launches from a notebook on another machine,
+// and (hidden) runs as a launched training worker. main only parses the command line; the work is
 // done by packages kernelspec, kernel and notebook.
 package main
 
@@ -30,6 +31,8 @@ Usage:
   goaccel install [--user | --sys-prefix | --prefix DIR] [--name N] [--display-name D] [--env K=V]...
   goaccel uninstall [--user | --sys-prefix | --prefix DIR] [--name N]
   goaccel kernel -f CONNECTION_FILE
+  goaccel node --rdzv-endpoint HOST:PORT [--rdzv-backend etcd|static|c10d] [--rdzv-id ID]
+               [--node-rank R] [--nproc-per-node P] [--rdzv-conf KEY=VALUE]... [--host ADDR]
   goaccel version
 `
 
@@ -46,6 +49,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = uninstall(args[1:], stdout, stderr)
 	case "kernel":
 		err = runKernel(args[1:], stderr)
+	case "node":
+		err = runNode(args[1:], stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "goaccel", versionString())
 	case "help", "-h", "--help":

@@ -90,3 +90,22 @@ func TestInstallUninstallVersion(t *testing.T) {
 		t.Fatalf("unknown command: %d %q", code, stderr)
 	}
 }
+
+func TestNodeRejectsBadOptions(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"node"}, "needs the rendezvous endpoint (--rdzv-endpoint)"},
+		{[]string{"node", "--rdzv-endpoint", "127.0.0.1:1", "--rdzv-conf", "lease_ttl"}, "--rdzv-conf lease_ttl: want KEY=VALUE"},
+		{[]string{"node", "--rdzv-endpoint", "127.0.0.1:1", "--node-rank", "0"}, "node rank 0 is the notebook's"},
+		{[]string{"node", "--rdzv-endpoint", "127.0.0.1:1", "--rdzv-backend", "static", "--node-rank", "1"}, `needs a secret shared by every node (RdzvConf "secret_file"`},
+		{[]string{"node", "--rdzv-endpoint", "127.0.0.1:1", "--rdzv-backend", "raft"}, "choose between 'static', 'c10d' and 'etcd'"},
+		{[]string{"node", "--rdzv-endpoint", "127.0.0.1:1", "extra"}, `unexpected argument "extra"`},
+	} {
+		code, _, stderr := runCmd(t, tc.args...)
+		if code == 0 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q lacks %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}

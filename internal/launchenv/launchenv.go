@@ -31,10 +31,14 @@ const (
 	// LaunchSecret is the launch's random secret: the rendezvous store and
 	// the ranks admit only processes that know it.
 	LaunchSecret = "GOACCEL_LAUNCH_SECRET"
-	// RdzvBackend is "static" or "c10d" (with c10d the first rank able to
-	// bind the endpoint hosts the store).
+	// RdzvBackend is "static", "c10d" (the first rank able to bind the
+	// endpoint hosts the store) or "etcd" (the nodes met in etcd; the store
+	// is hosted by node 0's launcher, as with "static").
 	RdzvBackend = "GOACCEL_RDZV_BACKEND"
 	// RdzvEndpoint is host:port of the rendezvous store (the same as
 	// MASTER_ADDR:MASTER_PORT).
 	RdzvEndpoint = "GOACCEL_RDZV_ENDPOINT"
+	// RdzvNamespace prefixes the store keys of one attempt of one launch
+	// (it changes when the group is restarted).
+	RdzvNamespace = "GOACCEL_RDZV_NAMESPACE"
 )

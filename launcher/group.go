@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,7 +46,16 @@ func (l *launch) run(ctx context.Context, mode string, s Session, payload []byte
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("launcher: interrupted before the workers started: %w", err)
 		}
-		ws, failure, err := l.attempt(ctx, mode, restart, payload)
+		var (
+			res     []rankResult
+			failure groupFailure
+			err     error
+		)
+		if l.cluster != nil {
+			res, failure, err = l.cluster.attempt(ctx, mode, restart, payload)
+		} else {
+			res, failure, err = l.attempt(ctx, mode, restart, payload)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -53,107 +63,189 @@ func (l *launch) run(ctx context.Context, mode string, s Session, payload []byte
 			if mode != modeRun {
 				return nil, nil
 			}
-			return l.decode(s, payload, ws)
+			return l.decode(s, payload, res)
 		}
-		failure.Restarts = restart
+		failure.setRestarts(restart)
 		if mode != modeRun || restart >= l.opts.MaxRestarts {
 			return nil, failure
 		}
-		what := failure.Signal
-		if what == "" {
-			what = fmt.Sprintf("exit status %d", failure.ExitCode)
+		where := ""
+		if l.numNodes > 1 {
+			where = fmt.Sprintf(" on %d nodes", l.numNodes)
 		}
-		l.pub.Stream("stderr", fmt.Sprintf("launcher: rank %d failed (%s); restarting all %d workers (restart %d of %d)\n",
-			failure.Rank, what, l.opts.NumProcesses, restart+1, l.opts.MaxRestarts))
-		log.WithField("rank", failure.Rank).Debugf("launcher: restarting the group (%d/%d)", restart+1, l.opts.MaxRestarts)
+		l.pub.Stream("stderr", fmt.Sprintf("launcher: %s; restarting all %d workers%s (restart %d of %d)\n",
+			failure.describe(), l.world, where, restart+1, l.opts.MaxRestarts))
+		log.WithError(failure).Debugf("launcher: restarting the group (%d/%d)", restart+1, l.opts.MaxRestarts)
 	}
 }
 
-func (l *launch) decode(s Session, payload []byte, ws []*worker) ([][]any, error) {
-	out := make([][]any, len(ws))
-	for i, w := range ws {
-		res, err := s.DecodeResults(payload, w.rank, w.result)
+// rankResult is what one rank returned, encoded by its WorkerRuntime.
+type rankResult struct {
+	rank int
+	enc  []byte
+}
+
+func (l *launch) decode(s Session, payload []byte, res []rankResult) ([][]any, error) {
+	sort.Slice(res, func(i, j int) bool { return res[i].rank < res[j].rank })
+	out := make([][]any, len(res))
+	for i, r := range res {
+		vals, err := s.DecodeResults(payload, r.rank, r.enc)
 		if err != nil {
-			return nil, fmt.Errorf("launcher: decoding the results of rank %d: %w", w.rank, err)
+			return nil, fmt.Errorf("launcher: decoding the results of rank %d: %w", r.rank, err)
 		}
-		out[i] = res
+		out[i] = vals
 	}
 	return out, nil
 }
 
-// attempt starts every local rank and waits for all of them. It returns
-// the workers, the first failure (the others are then stopped: SIGTERM at
-// once, SIGKILL after MonitorInterval), or an error when the workers could
-// not start or ctx ended (the workers are then interrupted and stopped).
-// Every worker has been reaped when it returns.
-func (l *launch) attempt(ctx context.Context, mode string, restart int, payload []byte) ([]*worker, *ChildFailedError, error) {
+// localGroup is the worker processes of one attempt on this node.
+type localGroup struct {
+	ws       []*worker
+	exited   chan *worker // each worker once, when reaped
+	allDone  chan struct{}
+	stoppers sync.WaitGroup
+}
+
+// startGroup starts every local rank. When one cannot start, the ones
+// started are stopped and reaped and the error is returned.
+func (l *launch) startGroup(mode string, restart int, payload []byte) (*localGroup, error) {
 	n := l.opts.NumProcesses
-	ws := make([]*worker, 0, n)
-	exited := make(chan *worker, n)
-	var startErr error
+	g := &localGroup{exited: make(chan *worker, n), allDone: make(chan struct{})}
 	for local := 0; local < n; local++ {
 		w, err := l.startWorker(local, restart, mode, payload)
 		if err != nil {
-			startErr = err
-			break
+			g.stop(stopStep{0, syscall.SIGTERM}, stopStep{l.opts.MonitorInterval, syscall.SIGKILL})
+			for range g.ws {
+				<-g.exited
+			}
+			g.close()
+			return nil, err
 		}
-		ws = append(ws, w)
-		go func() { <-w.done; exited <- w }() // owner: attempt, which receives every worker below
+		g.ws = append(g.ws, w)
+		go func() { <-w.done; g.exited <- w }() // owner: the group's supervisor, which receives every worker
 	}
+	return g, nil
+}
 
-	allDone := make(chan struct{})
-	var stoppers sync.WaitGroup
-	stop := func(steps ...stopStep) {
-		stoppers.Add(1)
-		go func() { // owner: attempt, which waits for it before returning
-			defer stoppers.Done()
-			escalate(ws, steps, allDone)
-		}()
-	}
-	defer func() {
-		close(allDone)
-		stoppers.Wait()
+// stop signals the workers still running, step by step, until close.
+func (g *localGroup) stop(steps ...stopStep) {
+	g.stoppers.Add(1)
+	go func() { // owner: the group; close waits for it
+		defer g.stoppers.Done()
+		escalate(g.ws, steps, g.allDone)
 	}()
+}
 
-	interrupt := []stopStep{{0, syscall.SIGINT}, {interruptTerm, syscall.SIGTERM}, {interruptKill, syscall.SIGKILL}}
-	if startErr != nil {
-		stop(stopStep{0, syscall.SIGTERM}, stopStep{l.opts.MonitorInterval, syscall.SIGKILL})
+// close ends the stop sequences; call it once every worker was received.
+func (g *localGroup) close() {
+	close(g.allDone)
+	g.stoppers.Wait()
+}
+
+// Stop sequences: after a failure, SIGTERM at once and SIGKILL when
+// MonitorInterval has passed; on interrupt SIGINT, SIGTERM, SIGKILL.
+func (l *launch) failureSteps() []stopStep {
+	return []stopStep{{0, syscall.SIGTERM}, {l.opts.MonitorInterval, syscall.SIGKILL}}
+}
+
+var interruptSteps = []stopStep{{0, syscall.SIGINT}, {interruptTerm, syscall.SIGTERM}, {interruptKill, syscall.SIGKILL}}
+
+// attempt runs one attempt on this node alone.
+func (l *launch) attempt(ctx context.Context, mode string, restart int, payload []byte) ([]rankResult, groupFailure, error) {
+	g, err := l.startGroup(mode, restart, payload)
+	if err != nil {
+		return nil, nil, err
 	}
-	var failure *ChildFailedError
-	var failedAt time.Time
-	interrupted := false
+	return l.supervise(ctx, mode, g, nil)
+}
+
+// supervise waits for the local workers of g (and, with rm, for the other
+// nodes of the round) and returns their results, or the failure that ended
+// the attempt (everything is then stopped: SIGTERM at once, SIGKILL after
+// MonitorInterval), or an error when ctx ended (everything is then
+// interrupted). Every local worker has been reaped, and every node agent
+// has reported its workers gone or been given up on, when it returns.
+func (l *launch) supervise(ctx context.Context, mode string, g *localGroup, rm *remotes) ([]rankResult, groupFailure, error) {
+	defer g.close()
+	var (
+		results     []rankResult
+		failure     groupFailure
+		failedAt    time.Time
+		interrupted bool
+		stopping    bool
+	)
+	stopAll := func(steps []stopStep, interrupt bool) {
+		if stopping {
+			return
+		}
+		stopping = true
+		g.stop(steps...)
+		rm.stop(interrupt)
+	}
+	fail := func(f groupFailure) {
+		switch {
+		case failure == nil && !interrupted:
+			failure, failedAt = f, time.Now()
+			stopAll(l.failureSteps(), false)
+			rm.reportFailure(f)
+		case failure != nil && time.Since(failedAt) < settleWindow && failurePriority(f) > failurePriority(failure):
+			// A dead node or a rank's own failure explains the failures
+			// of the ranks that talked to it, reported moments before.
+			failure = f
+		}
+	}
 	ctxDone := ctx.Done()
-	for remaining := len(ws); remaining > 0; {
+	for remaining := len(g.ws); remaining > 0 || rm.pending() > 0; {
 		select {
-		case w := <-exited:
+		case w := <-g.exited:
 			remaining--
-			if failure != nil || interrupted || startErr != nil {
+			if stopping {
 				continue
 			}
 			if f := w.failure(mode); f != nil {
-				failure = f
-				failedAt = time.Now()
-				stop(stopStep{0, syscall.SIGTERM}, stopStep{l.opts.MonitorInterval, syscall.SIGKILL})
+				fail(f)
+			} else {
+				w.mu.Lock()
+				results = append(results, rankResult{w.rank, w.result})
+				w.mu.Unlock()
 			}
+		case ev := <-rm.linkEvents():
+			if r, f := rm.handle(ev, stopping); f != nil {
+				fail(f)
+			} else if r != nil {
+				results = append(results, *r)
+			}
+		case ev, ok := <-rm.roundEvents():
+			if !ok {
+				rm.noMoreRoundEvents()
+				continue
+			}
+			fail(rm.roundFailure(ev))
+		case <-rm.giveUp():
+			rm.abandon()
 		case <-ctxDone:
 			ctxDone = nil
-			interrupted = true
-			stop(interrupt...)
+			if failure == nil {
+				interrupted = true
+				stopAll(interruptSteps, true)
+			}
 		}
 	}
 	if !failedAt.IsZero() {
-		log.WithField("rank", failure.Rank).Debugf("launcher: other workers stopped %s after the failure", time.Since(failedAt))
+		log.WithError(failure).Debugf("launcher: every worker stopped %s after the failure", time.Since(failedAt))
 	}
 	switch {
-	case startErr != nil:
-		return nil, nil, startErr
 	case failure != nil:
-		return ws, failure, nil
+		return nil, failure, nil
 	case interrupted:
-		return nil, nil, fmt.Errorf("launcher: interrupted; all %d workers stopped: %w", n, ctx.Err())
+		return nil, nil, fmt.Errorf("launcher: interrupted; all %d workers stopped: %w", l.world, ctx.Err())
 	}
-	return ws, nil, nil
+	return results, nil, nil
 }
+
+// settleWindow is how long after the first failure of an attempt a
+// failure that explains it better (see failurePriority) may replace it.
+const settleWindow = time.Second
 
 // stopStep sends sig to every worker still running after delay.
 type stopStep struct {
@@ -182,7 +274,7 @@ func escalate(ws []*worker, steps []stopStep, done <-chan struct{}) {
 
 // startWorker starts local rank local with its pipes and readers.
 func (l *launch) startWorker(local, restart int, mode string, payload []byte) (*worker, error) {
-	rank := l.opts.NumProcesses*l.opts.NodeRank + local
+	rank := l.rankBase + local
 	w := &worker{tail: &lineTail{max: stderrTail}}
 	w.rank, w.localRank = rank, local
 
@@ -212,10 +304,13 @@ func (l *launch) startWorker(local, restart int, mode string, payload []byte) (*
 	w.parentEnds = []*os.File{stdoutR, stderrR, eventsR, payloadW}
 
 	prefix := ""
-	if tmpl := l.opts.LogLinePrefixTemplate; tmpl != "" {
-		prefix = expandPrefix(tmpl, rank, local)
-	} else if l.opts.NumProcesses*l.opts.NumNodes > 1 {
-		prefix = expandPrefix(DefaultLogLinePrefixTemplate, rank, local)
+	switch {
+	case l.opts.LogLinePrefixTemplate != "":
+		prefix = expandPrefix(l.opts.LogLinePrefixTemplate, rank, local, l.nodeRank)
+	case l.numNodes > 1:
+		prefix = expandPrefix(DefaultMultiNodePrefixTemplate, rank, local, l.nodeRank)
+	case l.world > 1:
+		prefix = expandPrefix(DefaultLogLinePrefixTemplate, rank, local, l.nodeRank)
 	}
 	w.readers.Add(4)
 	go func() { defer w.readers.Done(); pumpLines(stdoutR, l.pub, "stdout", prefix, nil) }()

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/goaccel/goaccel/launcher"
+	"github.com/goaccel/goaccel/launcher/rendezvous"
+)
+
+// runNode is `goaccel node`: a node agent that runs the workers of
+// launches made by a notebook on another machine.
+func runNode(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("node", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	backend := fs.String("rdzv-backend", "etcd", "rendezvous `backend`: etcd, static or c10d (the notebook's RdzvBackend)")
+	endpoint := fs.String("rdzv-endpoint", "", "where the nodes meet: etcd's `host:port` (comma-separated; node 0's MasterAddr:UsePort for its embedded etcd), or the store's")
+	id := fs.String("rdzv-id", launcher.DefaultRdzvID, "the run `id` (the notebook's RdzvID)")
+	var conf multiFlag
+	fs.Var(&conf, "rdzv-conf", "`KEY=VALUE` of the notebook's RdzvConf (repeatable): secret_file, lease_ttl, join_timeout, etcd_prefix, protocol, cacert, cert, key, user, password_file")
+	rank := fs.Int("node-rank", -1, "this node's `rank` in every launch (1 or more); -1 takes the lowest free one")
+	nproc := fs.Int("nproc-per-node", 0, "worker processes on this node (`N`); 0 runs as many as the notebook's NumProcesses")
+	host := fs.String("host", "", "the `address` this node is named by (default: its address towards the endpoint)")
+	logFile := fs.String("log-file", os.Getenv("GOACCEL_LOG_FILE"), "write the log to `path` instead of stderr")
+	logLevel := fs.String("log-level", envOr("GOACCEL_LOG_LEVEL", "info"), "log `level` (debug, info, warn, error)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	rdzvConf, err := parseConf(conf)
+	if err != nil {
+		return err
+	}
+	lvl, err := logrus.ParseLevel(*logLevel)
+	if err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	// The agent's own log (and its workers' entries, which it receives):
+	// a terminal or a file, there is no cell here.
+	logrus.SetLevel(lvl)
+	logrus.SetFormatter(&logrus.TextFormatter{FullTimestamp: true, TimestampFormat: "15:04:05.000"})
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("opening log file: %w", err)
+		}
+		defer f.Close()
+		logrus.SetOutput(f)
+	}
+	rendezvous.RouteGRPCLogs(logrus.StandardLogger())
+	installLaunchProbes()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return launcher.RunNode(ctx, launcher.NodeOptions{
+		RdzvBackend: *backend, RdzvEndpoint: *endpoint, RdzvID: *id, RdzvConf: rdzvConf,
+		NodeRank: *rank, NProcPerNode: *nproc, Host: *host,
+	})
+}
+
+// parseConf turns KEY=VALUE flags into a map.
+func parseConf(kvs []string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, errors.New("--rdzv-conf " + kv + ": want KEY=VALUE")
+		}
+		m[k] = v
+	}
+	return m, nil
+}
