@@ -126,8 +126,19 @@ func (a *Accelerator) agree(op string, err error, payload []byte) ([][]byte, err
 		out[r] = pv.Payload
 	}
 	if len(errs) > 0 {
-		if err != nil && len(errs) == 1 {
-			return nil, err
+		if err != nil {
+			// This process's own error stays matchable (errors.Is), with
+			// the others' that differ.
+			var others []string
+			for _, e := range errs {
+				if !strings.HasSuffix(e, ": "+err.Error()) {
+					others = append(others, e)
+				}
+			}
+			if len(others) == 0 {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w; also %s", err, strings.Join(others, "; "))
 		}
 		return nil, fmt.Errorf("accelerate: %s failed on %d of %d processes: %s", op, len(errs), len(parts), strings.Join(errs, "; "))
 	}
