@@ -99,7 +99,7 @@ func (a *Accelerator) LoadState(dir string) error {
 	if _, err := a.agree("LoadState", err, nil); err != nil {
 		return err
 	}
-	a.logger.Infof("accelerate: loaded the training state from %s", target)
+	a.logger.Debugf("accelerate: loaded the training state from %s", target)
 	return nil
 }
 

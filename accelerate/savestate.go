@@ -226,7 +226,7 @@ func (a *Accelerator) SaveState(dir string) error {
 		if err != nil {
 			checkpoint.Abort(staging)
 		} else {
-			a.logger.Infof("accelerate: saved the training state to %s", final)
+			a.logger.Debugf("accelerate: saved the training state to %s", final)
 		}
 	}
 	if _, err := a.agree("SaveState", err, nil); err != nil {
@@ -241,7 +241,7 @@ func (a *Accelerator) SaveState(dir string) error {
 	if auto && a.IsMainProcess() {
 		removed, err := checkpoint.Rotate(a.checkpointRoot(), limit)
 		for _, r := range removed {
-			a.logger.Infof("accelerate: removed %s (total limit %d)", r, limit)
+			a.logger.Debugf("accelerate: removed %s (total limit %d)", r, limit)
 		}
 		if err != nil {
 			return fmt.Errorf("accelerate: SaveState: %w", err)
