@@ -34,6 +34,11 @@ func encodeState(kind string, meta map[string]string, groups map[string][][]floa
 		}
 	}
 	var buf bytes.Buffer
+	size := 1 << 12
+	for _, t := range ts {
+		size += len(t.Data) + len(t.Name) + 64 // data and its header entry
+	}
+	buf.Grow(size)
 	if err := safetensors.Encode(&buf, ts, meta); err != nil {
 		return nil, fmt.Errorf("nn: %s state: %w", kind, err)
 	}
