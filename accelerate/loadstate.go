@@ -130,7 +130,7 @@ func (a *Accelerator) readState(dir string) (*loaded, error) {
 		return fail("the checkpoint holds %d registered objects, %d are registered", len(man.Custom), len(custom))
 	}
 	if man.Scaler != (a.scaler != nil) {
-		return fail("the checkpoint %s a loss scaler, this Accelerator %s (mixed precision %s)", has(man.Scaler), has(a.scaler != nil), a.MixedPrecision())
+		return fail("the checkpoint %s, this Accelerator %s (mixed precision %s)", hasScaler(man.Scaler), hasScaler(a.scaler != nil), a.MixedPrecision())
 	}
 	l := &loaded{dir: dir, man: man}
 	for i, d := range models {
@@ -195,11 +195,11 @@ func (a *Accelerator) readState(dir string) (*loaded, error) {
 	return l, nil
 }
 
-func has(b bool) string {
+func hasScaler(b bool) string {
 	if b {
-		return "has"
+		return "has a loss scaler (fp16)"
 	}
-	return "has no"
+	return "has no loss scaler"
 }
 
 // applyState changes the models, optimizers, registered objects, scaler,
