@@ -2,6 +2,10 @@ module github.com/goaccel/goaccel
 
 go 1.26.0
 
+// SetSeed seeds math/rand's global source (cells' rand.Intn, ...), which
+// Go 1.24+ ignores unless this setting is on.
+godebug randseednop=0
+
 require (
 	github.com/NVIDIA/go-nvml v0.13.0-1
 	github.com/go-zeromq/zmq4 v0.17.0

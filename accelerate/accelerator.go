@@ -37,6 +37,8 @@ type Accelerator struct {
 	userMulti    *tracking.Multi // the selected ones (not the automatic live chart)
 	trackersInit bool
 	trackersDone bool
+
+	train trainState // Accumulate, checkpoints, GatherForMetrics (training.go)
 }
 
 // NewAccelerator reads the launch environment (see env.go), applies opts,
@@ -71,6 +73,7 @@ func NewAccelerator(opts ...Option) (*Accelerator, error) {
 	if a.logger == nil {
 		a.logger = logrus.StandardLogger()
 	}
+	a.train = newTrainState(c)
 	if err := a.applyHandlers(c); err != nil {
 		return nil, err
 	}

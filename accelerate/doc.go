@@ -72,6 +72,21 @@
 // accelerate/profiler, exports profile_{rank}.json and waits for every
 // process, as Accelerate's profile context manager.
 //
+// # Training that survives
+//
+// [Accelerator.SaveState] and [Accelerator.LoadState] checkpoint what
+// Prepare saw (models, optimizers), the loss scaler, every process's
+// generator ([RNG]) and step counter, and the objects registered with
+// [Accelerator.RegisterForCheckpointing]; with automatic checkpoint naming
+// ([ProjectConfiguration]) they use ProjectDir/checkpoints/checkpoint_K
+// (package accelerate/checkpoint makes a checkpoint visible only when
+// complete). [Accelerator.SaveModel] and [LoadModel] write and read
+// safetensors (package accelerate/safetensors). [Accelerator.Accumulate]
+// (with [WithGradientAccumulationSteps]), [Accelerator.ClipGradNorm],
+// [Accelerator.ClipGradValue], [Accelerator.GatherForMetrics] and
+// [SetSeed] complete Accelerate's training loop. Files: training.go,
+// savestate.go, loadstate.go, modelio.go, metrics.go, seed.go.
+//
 // # Process-wide state
 //
 // Like Accelerate's AcceleratorState._shared_state, the first NewAccelerator

@@ -32,6 +32,12 @@ type config struct {
 	liveChart  *bool // nil = on unless GOACCEL_LIVECHART is false
 	handlers   []any
 	handlerSet *kwargs.Set // validated by newState (before joining), else by NewAccelerator
+
+	// Training loop (see training.go, savestate.go).
+	gradAccSteps   int
+	autoCheckpoint bool
+	totalLimit     int
+	iteration      int
 }
 
 // Option configures NewAccelerator.
@@ -98,6 +104,19 @@ func WithOutput(w io.Writer) Option {
 func WithLogger(l logrus.FieldLogger) Option {
 	return func(c *config) error {
 		c.logger = l
+		return nil
+	}
+}
+
+// WithGradientAccumulationSteps sets Accelerate's
+// gradient_accumulation_steps (default 1): Accumulate all-reduces the
+// gradients on every n-th call only.
+func WithGradientAccumulationSteps(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("accelerate: WithGradientAccumulationSteps(%d): the number of steps must be at least 1", n)
+		}
+		c.gradAccSteps = n
 		return nil
 	}
 }

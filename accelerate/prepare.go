@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/goaccel/goaccel/accelerate/ddp"
 	"github.com/goaccel/goaccel/accelerate/kwargs"
@@ -124,6 +125,7 @@ func (a *Accelerator) Prepare(objs ...any) ([]any, error) {
 		switch {
 		case o == nil:
 		case isDDP(o):
+			a.track(o)
 			out[i] = o
 			continue
 		case ddp.IsModel(o):
@@ -134,6 +136,9 @@ func (a *Accelerator) Prepare(objs ...any) ([]any, error) {
 			out[i] = d
 			continue
 		default:
+			if isOptimizer(o) {
+				a.track(o)
+			}
 			if s, ok := o.(Shardable); ok {
 				v, err := s.Shard(a.NumProcesses(), a.ProcessIndex())
 				if err != nil {
@@ -157,6 +162,7 @@ func isDDP(o any) bool {
 // notebook cells.
 func (a *Accelerator) PrepareModel(model any) (*ddp.DDP, error) {
 	if d, ok := model.(*ddp.DDP); ok {
+		a.track(d)
 		return d, nil
 	}
 	if !ddp.IsModel(model) {
@@ -174,7 +180,44 @@ func (a *Accelerator) PrepareModel(model any) (*ddp.DDP, error) {
 	if err != nil {
 		return nil, fmt.Errorf("accelerate: %w", err)
 	}
+	a.track(d)
 	return d, nil
+}
+
+// optimizer is what Prepare recognises as an optimizer (nn.Optimizer's
+// methods): SaveState saves its state.
+type steppable interface {
+	Step()
+	ZeroGrad()
+}
+
+func isOptimizer(o any) bool {
+	_, ok := o.(steppable)
+	return ok
+}
+
+// track records a prepared model or optimizer for SaveState and LoadState,
+// once, in the order prepared.
+func (a *Accelerator) track(o any) {
+	a.train.mu.Lock()
+	defer a.train.mu.Unlock()
+	if d, ok := o.(*ddp.DDP); ok {
+		for _, m := range a.train.models {
+			if m == d {
+				return
+			}
+		}
+		a.train.models = append(a.train.models, d)
+		return
+	}
+	if reflect.TypeOf(o).Comparable() {
+		for _, x := range a.train.optimizers {
+			if reflect.TypeOf(x) == reflect.TypeOf(o) && x == o {
+				return
+			}
+		}
+	}
+	a.train.optimizers = append(a.train.optimizers, o)
 }
 
 // SyncGradients averages a prepared model's gradients across processes

@@ -26,7 +26,13 @@ func splitRange(n, procs, idx int) (int, int) {
 // (ceil(n/NumProcesses)): short ones repeat their last index, and a process
 // with no item repeats the last item (n-1), as Accelerate's apply_padding,
 // so that a later Gather lines up. Without pad a process may get none.
+//
+// A padded split is remembered: GatherForMetrics drops the repeated items
+// when the results are gathered.
 func (a *Accelerator) SplitIndices(n int, pad bool) []int {
+	if pad && n > 0 {
+		a.recordPaddedSplit(n)
+	}
 	return splitIndices(n, a.NumProcesses(), a.ProcessIndex(), pad)
 }
 

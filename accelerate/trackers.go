@@ -13,12 +13,18 @@ import (
 // "false", ...); see WithLiveChart.
 const EnvLiveChart = "GOACCEL_LIVECHART"
 
-// ProjectConfiguration is the part of Accelerate's ProjectConfiguration the
-// trackers use: LoggingDir ("" = ProjectDir, as Accelerate's
-// set_directories) is where trackers that need a directory write.
+// ProjectConfiguration is Accelerate's ProjectConfiguration: LoggingDir
+// ("" = ProjectDir, as Accelerate's set_directories) is where trackers that
+// need a directory write; with AutomaticCheckpointNaming, SaveState("")
+// writes ProjectDir/checkpoints/checkpoint_{Iteration} (Iteration counts up
+// from the given value) and keeps the newest TotalLimit of them (0: all),
+// and LoadState("") loads the newest.
 type ProjectConfiguration struct {
-	ProjectDir string
-	LoggingDir string
+	ProjectDir                string
+	LoggingDir                string
+	AutomaticCheckpointNaming bool
+	TotalLimit                int
+	Iteration                 int
 }
 
 // WithLogWith selects the experiment trackers (Accelerate's log_with): "all",
@@ -45,10 +51,18 @@ func WithProjectDir(dir string) Option {
 }
 
 // WithProjectConfiguration sets Accelerate's project_config: the project
-// directory and the logging directory (LoggingDir "" = ProjectDir).
+// directory, the logging directory (LoggingDir "" = ProjectDir) and the
+// checkpoint naming of SaveState and LoadState.
 func WithProjectConfiguration(pc ProjectConfiguration) Option {
 	return func(c *config) error {
+		if pc.TotalLimit < 0 || pc.Iteration < 0 {
+			return fmt.Errorf("accelerate: ProjectConfiguration: TotalLimit (%d) and Iteration (%d) must not be negative", pc.TotalLimit, pc.Iteration)
+		}
+		if pc.AutomaticCheckpointNaming && pc.ProjectDir == "" {
+			return fmt.Errorf("accelerate: ProjectConfiguration: AutomaticCheckpointNaming needs a ProjectDir (checkpoints go to ProjectDir/checkpoints)")
+		}
 		c.projectDir, c.loggingDir = pc.ProjectDir, pc.LoggingDir
+		c.autoCheckpoint, c.totalLimit, c.iteration = pc.AutomaticCheckpointNaming, pc.TotalLimit, pc.Iteration
 		return nil
 	}
 }

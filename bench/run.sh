@@ -17,6 +17,9 @@ bash bench/tensorboard_vs_python.sh
 echo "== Accelerator.Log with tensorboard + dvclive + live chart (calls/s on the main process) =="
 go test -run '^$' -bench 'Log10ScalarsTBDVCLiveChart' -benchtime 2s ./tracking/
 
+echo "== SaveState / SaveModel vs a raw write + fsync of the same bytes =="
+go run ./bench/checkpoint
+
 echo "== completion and inspection =="
 go test -run '^$' -bench . -benchtime 200x ./notebook/complete/
 

@@ -12,51 +12,68 @@ import (
 func init() {
 	Symbols["github.com/goaccel/goaccel/accelerate/accelerate"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"DefaultCPUTimeout":        reflect.ValueOf(accelerate.DefaultCPUTimeout),
-		"DefaultGPUTimeout":        reflect.ValueOf(accelerate.DefaultGPUTimeout),
-		"EnvCUDAVisible":           reflect.ValueOf(constant.MakeFromLiteral("\"CUDA_VISIBLE_DEVICES\"", token.STRING, 0)),
-		"EnvGroupRank":             reflect.ValueOf(constant.MakeFromLiteral("\"GROUP_RANK\"", token.STRING, 0)),
-		"EnvLaunchSecret":          reflect.ValueOf(constant.MakeFromLiteral("\"GOACCEL_LAUNCH_SECRET\"", token.STRING, 0)),
-		"EnvLiveChart":             reflect.ValueOf(constant.MakeFromLiteral("\"GOACCEL_LIVECHART\"", token.STRING, 0)),
-		"EnvLocalRank":             reflect.ValueOf(constant.MakeFromLiteral("\"LOCAL_RANK\"", token.STRING, 0)),
-		"EnvLocalWorldSize":        reflect.ValueOf(constant.MakeFromLiteral("\"LOCAL_WORLD_SIZE\"", token.STRING, 0)),
-		"EnvMasterAddr":            reflect.ValueOf(constant.MakeFromLiteral("\"MASTER_ADDR\"", token.STRING, 0)),
-		"EnvMasterPort":            reflect.ValueOf(constant.MakeFromLiteral("\"MASTER_PORT\"", token.STRING, 0)),
-		"EnvMaxRestarts":           reflect.ValueOf(constant.MakeFromLiteral("\"TORCHELASTIC_MAX_RESTARTS\"", token.STRING, 0)),
-		"EnvMixedPrecision":        reflect.ValueOf(constant.MakeFromLiteral("\"ACCELERATE_MIXED_PRECISION\"", token.STRING, 0)),
-		"EnvNodeRank":              reflect.ValueOf(constant.MakeFromLiteral("\"NODE_RANK\"", token.STRING, 0)),
-		"EnvRank":                  reflect.ValueOf(constant.MakeFromLiteral("\"RANK\"", token.STRING, 0)),
-		"EnvRdzvBackend":           reflect.ValueOf(constant.MakeFromLiteral("\"GOACCEL_RDZV_BACKEND\"", token.STRING, 0)),
-		"EnvRdzvEndpoint":          reflect.ValueOf(constant.MakeFromLiteral("\"GOACCEL_RDZV_ENDPOINT\"", token.STRING, 0)),
-		"EnvRdzvNamespace":         reflect.ValueOf(constant.MakeFromLiteral("\"GOACCEL_RDZV_NAMESPACE\"", token.STRING, 0)),
-		"EnvRestartCount":          reflect.ValueOf(constant.MakeFromLiteral("\"TORCHELASTIC_RESTART_COUNT\"", token.STRING, 0)),
-		"EnvRunID":                 reflect.ValueOf(constant.MakeFromLiteral("\"TORCHELASTIC_RUN_ID\"", token.STRING, 0)),
-		"EnvUseCPU":                reflect.ValueOf(constant.MakeFromLiteral("\"ACCELERATE_USE_CPU\"", token.STRING, 0)),
-		"EnvWorldSize":             reflect.ValueOf(constant.MakeFromLiteral("\"WORLD_SIZE\"", token.STRING, 0)),
-		"NewAccelerator":           reflect.ValueOf(accelerate.NewAccelerator),
-		"ResetState":               reflect.ValueOf(accelerate.ResetState),
-		"StateInitialized":         reflect.ValueOf(accelerate.StateInitialized),
-		"WithCPU":                  reflect.ValueOf(accelerate.WithCPU),
-		"WithContext":              reflect.ValueOf(accelerate.WithContext),
-		"WithKwargsHandlers":       reflect.ValueOf(accelerate.WithKwargsHandlers),
-		"WithLiveChart":            reflect.ValueOf(accelerate.WithLiveChart),
-		"WithLogWith":              reflect.ValueOf(accelerate.WithLogWith),
-		"WithLogger":               reflect.ValueOf(accelerate.WithLogger),
-		"WithMixedPrecision":       reflect.ValueOf(accelerate.WithMixedPrecision),
-		"WithOutput":               reflect.ValueOf(accelerate.WithOutput),
-		"WithProjectConfiguration": reflect.ValueOf(accelerate.WithProjectConfiguration),
-		"WithProjectDir":           reflect.ValueOf(accelerate.WithProjectDir),
-		"WithTimeout":              reflect.ValueOf(accelerate.WithTimeout),
+		"DefaultCPUTimeout":             reflect.ValueOf(accelerate.DefaultCPUTimeout),
+		"DefaultGPUTimeout":             reflect.ValueOf(accelerate.DefaultGPUTimeout),
+		"EnvCUDAVisible":                reflect.ValueOf(constant.MakeFromLiteral("\"CUDA_VISIBLE_DEVICES\"", token.STRING, 0)),
+		"EnvGroupRank":                  reflect.ValueOf(constant.MakeFromLiteral("\"GROUP_RANK\"", token.STRING, 0)),
+		"EnvLaunchSecret":               reflect.ValueOf(constant.MakeFromLiteral("\"GOACCEL_LAUNCH_SECRET\"", token.STRING, 0)),
+		"EnvLiveChart":                  reflect.ValueOf(constant.MakeFromLiteral("\"GOACCEL_LIVECHART\"", token.STRING, 0)),
+		"EnvLocalRank":                  reflect.ValueOf(constant.MakeFromLiteral("\"LOCAL_RANK\"", token.STRING, 0)),
+		"EnvLocalWorldSize":             reflect.ValueOf(constant.MakeFromLiteral("\"LOCAL_WORLD_SIZE\"", token.STRING, 0)),
+		"EnvMasterAddr":                 reflect.ValueOf(constant.MakeFromLiteral("\"MASTER_ADDR\"", token.STRING, 0)),
+		"EnvMasterPort":                 reflect.ValueOf(constant.MakeFromLiteral("\"MASTER_PORT\"", token.STRING, 0)),
+		"EnvMaxRestarts":                reflect.ValueOf(constant.MakeFromLiteral("\"TORCHELASTIC_MAX_RESTARTS\"", token.STRING, 0)),
+		"EnvMixedPrecision":             reflect.ValueOf(constant.MakeFromLiteral("\"ACCELERATE_MIXED_PRECISION\"", token.STRING, 0)),
+		"EnvNodeRank":                   reflect.ValueOf(constant.MakeFromLiteral("\"NODE_RANK\"", token.STRING, 0)),
+		"EnvRank":                       reflect.ValueOf(constant.MakeFromLiteral("\"RANK\"", token.STRING, 0)),
+		"EnvRdzvBackend":                reflect.ValueOf(constant.MakeFromLiteral("\"GOACCEL_RDZV_BACKEND\"", token.STRING, 0)),
+		"EnvRdzvEndpoint":               reflect.ValueOf(constant.MakeFromLiteral("\"GOACCEL_RDZV_ENDPOINT\"", token.STRING, 0)),
+		"EnvRdzvNamespace":              reflect.ValueOf(constant.MakeFromLiteral("\"GOACCEL_RDZV_NAMESPACE\"", token.STRING, 0)),
+		"EnvRestartCount":               reflect.ValueOf(constant.MakeFromLiteral("\"TORCHELASTIC_RESTART_COUNT\"", token.STRING, 0)),
+		"EnvRunID":                      reflect.ValueOf(constant.MakeFromLiteral("\"TORCHELASTIC_RUN_ID\"", token.STRING, 0)),
+		"EnvUseCPU":                     reflect.ValueOf(constant.MakeFromLiteral("\"ACCELERATE_USE_CPU\"", token.STRING, 0)),
+		"EnvWorldSize":                  reflect.ValueOf(constant.MakeFromLiteral("\"WORLD_SIZE\"", token.STRING, 0)),
+		"ErrNoCheckpoint":               reflect.ValueOf(&accelerate.ErrNoCheckpoint).Elem(),
+		"LoadModel":                     reflect.ValueOf(accelerate.LoadModel),
+		"NewAccelerator":                reflect.ValueOf(accelerate.NewAccelerator),
+		"RNG":                           reflect.ValueOf(accelerate.RNG),
+		"ResetState":                    reflect.ValueOf(accelerate.ResetState),
+		"SetSeed":                       reflect.ValueOf(accelerate.SetSeed),
+		"StateInitialized":              reflect.ValueOf(accelerate.StateInitialized),
+		"WithCPU":                       reflect.ValueOf(accelerate.WithCPU),
+		"WithContext":                   reflect.ValueOf(accelerate.WithContext),
+		"WithGradientAccumulationSteps": reflect.ValueOf(accelerate.WithGradientAccumulationSteps),
+		"WithKwargsHandlers":            reflect.ValueOf(accelerate.WithKwargsHandlers),
+		"WithLiveChart":                 reflect.ValueOf(accelerate.WithLiveChart),
+		"WithLogWith":                   reflect.ValueOf(accelerate.WithLogWith),
+		"WithLogger":                    reflect.ValueOf(accelerate.WithLogger),
+		"WithMixedPrecision":            reflect.ValueOf(accelerate.WithMixedPrecision),
+		"WithOutput":                    reflect.ValueOf(accelerate.WithOutput),
+		"WithProjectConfiguration":      reflect.ValueOf(accelerate.WithProjectConfiguration),
+		"WithProjectDir":                reflect.ValueOf(accelerate.WithProjectDir),
+		"WithTimeout":                   reflect.ValueOf(accelerate.WithTimeout),
 
 		// type definitions
 		"Accelerator":          reflect.ValueOf((*accelerate.Accelerator)(nil)),
+		"Named":                reflect.ValueOf((*accelerate.Named)(nil)),
 		"Option":               reflect.ValueOf((*accelerate.Option)(nil)),
 		"ProjectConfiguration": reflect.ValueOf((*accelerate.ProjectConfiguration)(nil)),
 		"Shardable":            reflect.ValueOf((*accelerate.Shardable)(nil)),
 
 		// interface wrapper definitions
+		"_Named":     reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_Named)(nil)),
 		"_Shardable": reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_Shardable)(nil)),
 	}
+}
+
+// _github_com_goaccel_goaccel_accelerate_Named is an interface wrapper for Named type
+type _github_com_goaccel_goaccel_accelerate_Named struct {
+	IValue          interface{}
+	WParameterNames func() []string
+}
+
+func (W _github_com_goaccel_goaccel_accelerate_Named) ParameterNames() []string {
+	return W.WParameterNames()
 }
 
 // _github_com_goaccel_goaccel_accelerate_Shardable is an interface wrapper for Shardable type

@@ -197,6 +197,15 @@ func (s *GradScaler) Step(fn func()) (stepped bool, err error) {
 	return !skip, nil
 }
 
+// Unscaled reports whether Unscale (or Unscale32) was called since the last
+// Step: Accelerator.ClipGradNorm unscales the gradients first unless they
+// already are, as Accelerate's clip_grad_norm_ does.
+func (s *GradScaler) Unscaled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unscaled
+}
+
 // State returns a snapshot of the scaler.
 func (s *GradScaler) State() ScalerState {
 	s.mu.Lock()

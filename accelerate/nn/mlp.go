@@ -109,6 +109,19 @@ func (m *MLP) Shapes() [][]int {
 	return s
 }
 
+// ParameterNames names the parameters as torch names those of an
+// nn.Sequential of Linear layers and activations: "0.weight", "0.bias",
+// "2.weight", "2.bias", ... (the activations take the odd indices), so a
+// state dict saved by Accelerator.SaveModel loads into
+// torch.nn.Sequential(nn.Linear(...), nn.Tanh(), nn.Linear(...)).
+func (m *MLP) ParameterNames() []string {
+	var s []string
+	for l := 0; l+1 < len(m.sizes); l++ {
+		s = append(s, fmt.Sprintf("%d.weight", 2*l), fmt.Sprintf("%d.bias", 2*l))
+	}
+	return s
+}
+
 // NumParameters is the number of scalar parameters.
 func (m *MLP) NumParameters() int {
 	n := 0

@@ -1,0 +1,243 @@
+package accelerate
+
+import (
+	"encoding"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/goaccel/goaccel/accelerate/amp"
+	"github.com/goaccel/goaccel/accelerate/checkpoint"
+	"github.com/goaccel/goaccel/accelerate/ddp"
+	"github.com/goaccel/goaccel/accelerate/safetensors"
+)
+
+// loadTarget resolves LoadState's directory.
+func (a *Accelerator) loadTarget(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	a.train.mu.Lock()
+	auto := a.train.autoNaming
+	a.train.mu.Unlock()
+	if !auto {
+		return "", errors.New("accelerate: LoadState: no input directory given and automatic checkpoint naming is off")
+	}
+	n, err := checkpoint.Newest(a.checkpointRoot())
+	if err != nil {
+		return "", fmt.Errorf("accelerate: LoadState: %w", err)
+	}
+	return n.Path, nil
+}
+
+// LatestCheckpoint is the directory LoadState("") would load: the newest
+// complete checkpoint under ProjectDir/checkpoints; "" when there is none
+// (or automatic checkpoint naming is off).
+func (a *Accelerator) LatestCheckpoint() string {
+	a.train.mu.Lock()
+	auto := a.train.autoNaming
+	a.train.mu.Unlock()
+	if !auto {
+		return ""
+	}
+	n, err := checkpoint.Newest(a.checkpointRoot())
+	if err != nil {
+		return ""
+	}
+	return n.Path
+}
+
+// loaded is a checkpoint read and checked, ready to apply.
+type loaded struct {
+	dir    string
+	man    *checkpoint.Manifest
+	models []map[string]safetensors.Tensor
+	views  []*modelView
+	opts   [][]byte
+	custom [][]byte
+	scaler *amp.ScalerState
+	rank   rankState
+}
+
+// LoadState is Accelerate's load_state: it restores what SaveState saved —
+// the prepared models' parameters, the optimizers' state, the loss scaler,
+// this process's random generator and step counter, and the registered
+// objects — into the objects prepared and registered so far (in the same
+// order as when saving). dir "" loads the newest checkpoint under
+// ProjectDir/checkpoints (automatic checkpoint naming; the error wraps
+// ErrNoCheckpoint when there is none), and the next SaveState("") then
+// writes checkpoint_{K+1}.
+//
+// A checkpoint saved by another number of processes, for models of other
+// shapes, with other optimizers or registered objects, or an incomplete or
+// corrupt one, is an error naming the difference; nothing is changed then.
+// Every process must call it; after Prepare, it is how a launched function
+// resumes after a restart:
+//
+//	out, _ := acc.Prepare(model, opt)
+//	if err := acc.LoadState(""); err != nil && !errors.Is(err, accelerate.ErrNoCheckpoint) {
+//	    return err
+//	}
+//	for step := acc.Step(); step < steps; step++ { ... }
+func (a *Accelerator) LoadState(dir string) error {
+	target, err := a.loadTarget(dir)
+	var l *loaded
+	if err == nil {
+		l, err = a.readState(target)
+	}
+	paths, err := a.agree("LoadState", err, []byte(target))
+	if err != nil {
+		return err
+	}
+	for r, p := range paths {
+		if string(p) != target {
+			return fmt.Errorf("accelerate: LoadState: process %d chose %s, process %d %s: every process must load the same checkpoint", r, p, a.ProcessIndex(), target)
+		}
+	}
+	err = a.applyState(l)
+	if _, err := a.agree("LoadState", err, nil); err != nil {
+		return err
+	}
+	a.logger.Debugf("accelerate: loaded the training state from %s", target)
+	return nil
+}
+
+// readState reads and checks everything before anything is changed.
+func (a *Accelerator) readState(dir string) (*loaded, error) {
+	man, err := checkpoint.ReadManifest(dir)
+	if err != nil {
+		return nil, fmt.Errorf("accelerate: LoadState: %w", err)
+	}
+	fail := func(format string, args ...any) (*loaded, error) {
+		return nil, fmt.Errorf("accelerate: LoadState %s: "+format, append([]any{dir}, args...)...)
+	}
+	if man.WorldSize != a.NumProcesses() {
+		return fail("the checkpoint was saved by %d processes, this run has %d: resume with the same number of processes", man.WorldSize, a.NumProcesses())
+	}
+	a.train.mu.Lock()
+	models := append([]*ddp.DDP(nil), a.train.models...)
+	opts := append([]any(nil), a.train.optimizers...)
+	custom := append([]any(nil), a.train.custom...)
+	a.train.mu.Unlock()
+	if len(man.Models) != len(models) {
+		return fail("the checkpoint holds %d models, %d were prepared", len(man.Models), len(models))
+	}
+	if len(man.Optimizers) != len(opts) {
+		return fail("the checkpoint holds %d optimizers (%s), %d were prepared", len(man.Optimizers), strings.Join(man.Optimizers, ", "), len(opts))
+	}
+	if len(man.Custom) != len(custom) {
+		return fail("the checkpoint holds %d registered objects, %d are registered", len(man.Custom), len(custom))
+	}
+	if man.Scaler != (a.scaler != nil) {
+		return fail("the checkpoint %s, this Accelerator %s (mixed precision %s)", hasScaler(man.Scaler), hasScaler(a.scaler != nil), a.MixedPrecision())
+	}
+	l := &loaded{dir: dir, man: man}
+	for i, d := range models {
+		v, err := viewOf(d)
+		if err != nil {
+			return fail("model %d: %v", i, err)
+		}
+		if cm := man.Models[i]; cm.DType != string(v.dtype) {
+			return fail("model %d has %s parameters in the checkpoint, %s in this run", i, cm.DType, v.dtype)
+		}
+		b, err := man.ReadFile(dir, modelFile(i))
+		if err != nil {
+			return nil, fmt.Errorf("accelerate: LoadState: %w", err)
+		}
+		f, err := safetensors.Decode(b)
+		if err != nil {
+			return fail("%s: %v", modelFile(i), err)
+		}
+		by, err := v.check(f.Tensors, true)
+		if err != nil {
+			return fail("model %d: %v", i, err)
+		}
+		l.models, l.views = append(l.models, by), append(l.views, v)
+	}
+	for i, o := range opts {
+		if got := fmt.Sprintf("%T", o); got != man.Optimizers[i] {
+			return fail("optimizer %d is a %s in the checkpoint, a %s in this run", i, man.Optimizers[i], got)
+		}
+		if _, ok := o.(encoding.BinaryUnmarshaler); !ok {
+			return fail("optimizer %d (%T) cannot be restored: it has no UnmarshalBinary", i, o)
+		}
+		b, err := man.ReadFile(dir, optimizerFile(i))
+		if err != nil {
+			return nil, fmt.Errorf("accelerate: LoadState: %w", err)
+		}
+		l.opts = append(l.opts, b)
+	}
+	for i := range custom {
+		b, err := man.ReadFile(dir, customFile(i))
+		if err != nil {
+			return nil, fmt.Errorf("accelerate: LoadState: %w", err)
+		}
+		l.custom = append(l.custom, b)
+	}
+	if man.Scaler {
+		b, err := man.ReadFile(dir, scalerFile)
+		if err != nil {
+			return nil, fmt.Errorf("accelerate: LoadState: %w", err)
+		}
+		l.scaler = &amp.ScalerState{}
+		if err := json.Unmarshal(b, l.scaler); err != nil {
+			return fail("%s: %v", scalerFile, err)
+		}
+	}
+	b, err := man.ReadFile(dir, randomFile(a.ProcessIndex()))
+	if err != nil {
+		return nil, fmt.Errorf("accelerate: LoadState: %w", err)
+	}
+	if err := json.Unmarshal(b, &l.rank); err != nil || l.rank.Rank != a.ProcessIndex() {
+		return fail("%s is not process %d's state (%v)", randomFile(a.ProcessIndex()), a.ProcessIndex(), err)
+	}
+	return l, nil
+}
+
+func hasScaler(b bool) string {
+	if b {
+		return "has a loss scaler (fp16)"
+	}
+	return "has no loss scaler"
+}
+
+// applyState changes the models, optimizers, registered objects, scaler,
+// generator and counters.
+func (a *Accelerator) applyState(l *loaded) error {
+	for i, v := range l.views {
+		if err := v.load(l.models[i]); err != nil {
+			return fmt.Errorf("accelerate: LoadState: model %d: %w", i, err)
+		}
+	}
+	a.train.mu.Lock()
+	opts := append([]any(nil), a.train.optimizers...)
+	custom := append([]any(nil), a.train.custom...)
+	a.train.mu.Unlock()
+	for i, o := range opts {
+		if err := o.(encoding.BinaryUnmarshaler).UnmarshalBinary(l.opts[i]); err != nil {
+			return fmt.Errorf("accelerate: LoadState: optimizer %d (%T): %w", i, o, err)
+		}
+	}
+	for i, o := range custom {
+		if err := decodeCustom(o, l.custom[i]); err != nil {
+			return fmt.Errorf("accelerate: LoadState: registered object %d (%T): %w", i, o, err)
+		}
+	}
+	if l.scaler != nil {
+		if err := a.scaler.LoadState(*l.scaler); err != nil {
+			return fmt.Errorf("accelerate: LoadState: %w", err)
+		}
+	}
+	if err := rngUnmarshal(l.rank.RNG); err != nil {
+		return err
+	}
+	a.train.mu.Lock()
+	a.train.step = l.rank.Step
+	a.train.syncGradients = l.rank.SyncGradients
+	if k, ok := checkpoint.IterationOf(l.dir); ok && a.train.autoNaming {
+		a.train.iteration = k + 1
+	}
+	a.train.mu.Unlock()
+	return nil
+}
