@@ -19,6 +19,7 @@ import (
 	"github.com/goaccel/goaccel/notebook/check"
 	"github.com/goaccel/goaccel/notebook/compiled"
 	"github.com/goaccel/goaccel/notebook/gen"
+	"github.com/goaccel/goaccel/notebook/gxrt"
 )
 
 // startCompiled prepares compiled cells, or records why they are
@@ -218,6 +219,12 @@ func panicValue(v any) string {
 func panicReport(p *compiled.Panic, locate func(string, *compiled.Panic) string) *frontend.Error {
 	val := panicValue(p.Value)
 	head := "panic: " + val
+	name := "panic"
+	if so, ok := p.Value.(gxrt.StackOverflow); ok {
+		// Go would end the program here; the guard ended only the cell.
+		name = "StackOverflow"
+		head = fmt.Sprintf("runtime: goroutine stack exceeds %d-byte limit\nfatal error: stack overflow (goaccel stopped the cell; the session lives on)", so.Limit)
+	}
 	if err, ok := p.Value.(error); ok && isRuntimeError(err) && strings.Contains(val, "nil pointer") {
 		head += "\n[signal SIGSEGV: segmentation violation]"
 	}
@@ -236,7 +243,7 @@ func panicReport(p *compiled.Panic, locate func(string, *compiled.Panic) string)
 		tb = append(tb, "goroutine [running]:")
 	}
 	tb = append(tb, frames...)
-	return &frontend.Error{Name: "panic", Value: val, Traceback: tb}
+	return &frontend.Error{Name: name, Value: val, Traceback: tb}
 }
 
 func isRuntimeError(err error) bool {

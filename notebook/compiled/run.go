@@ -50,7 +50,14 @@ type run struct {
 	vals    []any
 	failure chan error // a goroutine's panic or an os.Exit
 	ended   bool
+	// unguard stops the stack guard watching the run.
+	unguard context.CancelFunc
 }
+
+// StackLimit is the goroutine stack size at which cell code panics with
+// gxrt.StackOverflow. Go's own limit stops a program once a stack needs to
+// outgrow 512 MB, so programs that run under go run run here.
+const StackLimit = 512 << 20
 
 var (
 	runs      sync.Map // id → *run
@@ -116,6 +123,9 @@ func current(id int64) *run {
 func newRun(s *Session, _ int) *run {
 	hooksOnce.Do(installHooks)
 	r := &run{id: lastRunID.Add(1), s: s, failure: make(chan error, 1)}
+	var ctx context.Context
+	ctx, r.unguard = context.WithCancel(context.Background())
+	go gxrt.GuardStacks(ctx, StackLimit, 5*time.Millisecond)
 	runs.Store(r.id, r)
 	lateSessions.Store(r.id, s)
 	return r
@@ -123,6 +133,7 @@ func newRun(s *Session, _ int) *run {
 
 // end retires the run: later reports from its goroutines are late.
 func (r *run) end() {
+	r.unguard()
 	r.mu.Lock()
 	r.ended = true
 	r.mu.Unlock()

@@ -231,6 +231,12 @@ func Check() {
 
 func checkSlow() {
 	c := stopping.Load()
+	if c == overflowing {
+		if deep() {
+			panic(StackOverflow{Limit: guardLimit.Load()})
+		}
+		return
+	}
 	if c != 0 && CurrentCell() == c {
 		panic(Interrupt{})
 	}
