@@ -144,3 +144,15 @@ func TestInterruptStopsLoops(t *testing.T) {
 		t.Fatalf("after interrupt: %s", got)
 	}
 }
+
+// TestVarStatementAmongStatements: `var x T` between statements becomes an
+// assignment of T's zero value that later code in the cell (a closure
+// here) sees under its own name.
+func TestVarStatementAmongStatements(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, "func twice(f func()) { f(); f() }")
+	r := runCell(t, s, 2, "a := []float64{1, 2}\nvar sink float64\ntwice(func() {\n\tfor k := 0; k < 2; k++ {\n\t\tsink += a[k]\n\t}\n})\nsink")
+	if got := value(t, r); got != "6" {
+		t.Fatalf("sink = %s, want 6", got)
+	}
+}
