@@ -156,3 +156,25 @@ func TestVarStatementAmongStatements(t *testing.T) {
 		t.Fatalf("sink = %s, want 6", got)
 	}
 }
+
+// TestDeferRecoverDirectly: once a deferred function has stopped a
+// second panic, its own `defer recover()` stops the first (Go's
+// test/recover1.go, test6; go run prints "stopped 3" and "seq <nil>"). The
+// interrupt check in such a function must stay out of line for that to
+// hold in a plugin.
+func TestDeferRecoverDirectly(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, `import "fmt"
+func seq() (got any) {
+	defer func() { got = recover() }()
+	defer func() {
+		defer recover()
+		defer func() { fmt.Println("stopped", recover()) }()
+		panic(3)
+	}()
+	panic(2)
+}`)
+	if got := value(t, runCell(t, s, 2, "seq()")); got != "<nil>" {
+		t.Fatalf("seq() = %s, want <nil> (go run)", got)
+	}
+}

@@ -229,6 +229,14 @@ func Check() {
 	}
 }
 
+// CheckCall is Check kept out of line, for functions that defer the
+// recover builtin directly (defer recover()): with Check inlined into such
+// a function, the toolchain's -dynlink code (plugins) makes that deferred
+// recover miss the panic it must stop (Go's test/recover1.go, go1.26).
+//
+//go:noinline
+func CheckCall() { Check() }
+
 func checkSlow() {
 	c := stopping.Load()
 	if c == overflowing {
