@@ -20,6 +20,7 @@ import (
 	"go/types"
 	"plugin"
 	"reflect"
+	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
@@ -195,12 +196,19 @@ func (s *Session) Run(ctx context.Context, src string, n int, progress func(stri
 // symbol table with gxrt when it is opened.
 var loadMu sync.Mutex
 
+// stalePackage matches the plugin package's complaint about a package
+// whose build differs from the host's.
+var stalePackage = regexp.MustCompile(`different version of package (\S+)`)
+
 // load opens a cell plugin and returns its symbol table.
 func load(file string) (map[string]any, error) {
 	loadMu.Lock()
 	defer loadMu.Unlock()
 	gxrt.TakeRegistered()
 	if _, err := plugin.Open(file); err != nil {
+		if m := stalePackage.FindStringSubmatch(err.Error()); m != nil {
+			return nil, fmt.Errorf("loading the compiled cell: package %s in the source cells are compiled against (%s) is not the one this kernel was built from: the source changed after the kernel was built; rebuild it (make build) and restart the kernel: %w", m[1], build.SourceDir, err)
+		}
 		return nil, fmt.Errorf("loading the compiled cell: %w", err)
 	}
 	tables := gxrt.TakeRegistered()
