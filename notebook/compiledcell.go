@@ -40,6 +40,16 @@ func (e *Engine) startCompiled() {
 	compiled.SetLaunchName(func(name string, fn any) { e.launchName(name, fn) })
 }
 
+// noteInterpreted tells the user, once per session, that cells are
+// interpreted because they cannot be compiled here, and why.
+func (e *Engine) noteInterpreted() {
+	if e.opts.Interpret || e.compErr == nil || e.interpNoted {
+		return
+	}
+	e.interpNoted = true
+	e.out.write("stderr", []byte(fmt.Sprintf("goaccel: cells are interpreted (yaegi), not compiled: %v\n", e.compErr)))
+}
+
 // autoImportPath resolves a package name a cell uses without importing it.
 func (e *Engine) autoImportPath(name string) string {
 	if p, ok := preferredImport[name]; ok {
