@@ -178,3 +178,33 @@ func seq() (got any) {
 		t.Fatalf("seq() = %s, want <nil> (go run)", got)
 	}
 }
+
+// TestExitInACompiledPackage: os.Exit called by a package the cell uses
+// (flag's ExitOnError here; testing.Main, a library's log.Fatal) ends the
+// cell with its status instead of the process.
+func TestExitInACompiledPackage(t *testing.T) {
+	s := newSession(t)
+	_, err := s.Run(context.Background(), "import \"flag\"\nfs := flag.NewFlagSet(\"tool\", flag.ExitOnError)\nfs.Parse([]string{\"-nosuch\"})\npanic(\"not reached\")", 1, nil)
+	var ex *Exit
+	if !errors.As(err, &ex) || ex.Code != 2 {
+		t.Fatalf("err = %v, want exit status 2", err)
+	}
+	if got := value(t, runCell(t, s, 2, "1 + 1")); got != "2" {
+		t.Fatalf("after the exit: %s", got)
+	}
+}
+
+// TestSyscallExec: syscall.Exec would replace the kernel; in a cell the
+// program runs as a child and its exit status ends the cell.
+func TestSyscallExec(t *testing.T) {
+	s := newSession(t)
+	_, err := s.Run(context.Background(), "import \"syscall\"\nerr := syscall.Exec(\"/bin/sh\", []string{\"sh\", \"-c\", \"exit 4\"}, nil)\npanic(err)", 1, nil)
+	var ex *Exit
+	if !errors.As(err, &ex) || ex.Code != 4 {
+		t.Fatalf("err = %v, want exit status 4", err)
+	}
+	r := runCell(t, s, 2, "import \"syscall\"\nsyscall.Exec(\"/nonexistent\", nil, nil)")
+	if got := value(t, r); got != "no such file or directory" {
+		t.Fatalf("exec of a missing program returned %q", got)
+	}
+}

@@ -66,6 +66,7 @@ var (
 )
 
 func installHooks() {
+	gxrt.CatchExits()
 	gxrt.SetHooks(&gxrt.Hooks{
 		Result: func(vals []any, multi bool) {
 			if r := current(gxrt.CurrentCell()); r != nil {
@@ -196,6 +197,16 @@ func (r *run) call(ctx context.Context, fn func()) error {
 	}
 	select {
 	case err := <-done:
+		if err == nil {
+			// A goroutine that ended by os.Exit in a compiled package
+			// (gxrt's exit hook) ends like one that returned: the exit it
+			// reported first is what counts.
+			select {
+			case f := <-r.failure:
+				return f
+			default:
+			}
+		}
 		return err
 	case err := <-r.failure:
 		if _, ok := err.(*Exit); ok {

@@ -14,7 +14,7 @@ import (
 // and what cells call instead.
 var exits = map[string]map[string]string{
 	"os":      {"Exit": "_gxrt.Exit"},
-	"syscall": {"Exit": "_gxrt.Exit"},
+	"syscall": {"Exit": "_gxrt.Exit", "Exec": "_gxrt.Exec"},
 	"log":     {"Fatal": "_gxrt.LogFatal", "Fatalf": "_gxrt.LogFatalf", "Fatalln": "_gxrt.LogFatalln"},
 	"flag":    {"Parse": "_gxrt.FlagParse"},
 }
