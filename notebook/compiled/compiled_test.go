@@ -208,3 +208,28 @@ func TestSyscallExec(t *testing.T) {
 		t.Fatalf("exec of a missing program returned %q", got)
 	}
 }
+
+// TestGeneratedCodeCornerCases: declarations that once broke the generated
+// package (from Go's test programs): constraint interfaces, blank type
+// parameters, a cell's own `any`, constants and nil passed by go statements.
+func TestGeneratedCodeCornerCases(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, `type Numeric interface{ ~int | ~float64 }
+func double[T Numeric](v T) T { return v * 2 }
+type box[_ any] struct{ n int }
+func first[_ any, U any](u U) U { return u }
+type _ struct{}`)
+	if got := value(t, runCell(t, s, 2, "import \"fmt\"\nfmt.Sprint(double(21), box[string]{n: 1}.n, first[int](\"x\"))")); got != "42 1x" { // Sprint: no space beside a string
+		t.Fatalf("got %s", got)
+	}
+	runCell(t, s, 3, `type any interface{ M() }`)
+	r := runCell(t, s, 4, `done := make(chan int64, 2)
+func send(v int64, p *int) { done <- v }
+go send(1234, nil)
+var p *int
+go send(1<<40, p)
+<-done + <-done`)
+	if got := value(t, r); got != fmt.Sprint(1234+int64(1)<<40) {
+		t.Fatalf("go statements passed %s", got)
+	}
+}

@@ -495,8 +495,15 @@ func (g *gen) goStmt(gs *ast.GoStmt) {
 		for i := 0; i < n; i++ {
 			names = append(names, fmt.Sprintf("_gxa%d", i))
 		}
-		if n > 0 {
+		if n > 0 && (builtin || n != len(call.Args)) {
 			b.WriteString(strings.Join(names, ", ") + " := " + g.ed.renderRange(call.Lparen+1, endOfArgs(call)) + "; ")
+		} else if n > 0 {
+			// One argument at a time, in order; an untyped constant or nil
+			// takes the parameter's type, as it would in the call.
+			sig, _ := c.Info.Types[call.Fun].Type.Underlying().(*types.Signature)
+			for i, arg := range call.Args {
+				b.WriteString(g.goArg(names[i], arg, sig, i, call.Ellipsis.IsValid()) + "; ")
+			}
 		}
 		args := strings.Join(names, ", ")
 		if call.Ellipsis.IsValid() {
@@ -505,6 +512,31 @@ func (g *gen) goStmt(gs *ast.GoStmt) {
 		b.WriteString("_gxrt.Go(func() { " + fun + "(" + args + ") }) }")
 		return b.String()
 	})
+}
+
+// goArg evaluates argument i of a go statement's call into name.
+func (g *gen) goArg(name string, arg ast.Expr, sig *types.Signature, i int, ellipsis bool) string {
+	text := g.ed.render(arg)
+	tv := g.c.Info.Types[arg]
+	basic, _ := tv.Type.(*types.Basic)
+	if sig == nil || !(tv.IsNil() || tv.Value != nil || basic != nil && basic.Info()&types.IsUntyped != 0) {
+		return name + " := " + text
+	}
+	params := sig.Params()
+	var pt types.Type
+	switch {
+	case sig.Variadic() && i >= params.Len()-1 && !ellipsis:
+		pt = params.At(params.Len() - 1).Type().(*types.Slice).Elem()
+	case i < params.Len():
+		pt = params.At(i).Type()
+	default:
+		return name + " := " + text
+	}
+	t, err := g.typeText(pt)
+	if err != nil {
+		return name + " := " + text
+	}
+	return "var " + name + " " + t + " = " + text
 }
 
 // endOfArgs is where a call's arguments end (before a trailing "...").
