@@ -25,7 +25,12 @@ type Panic struct {
 func (p *Panic) Error() string { return fmt.Sprintf("panic: %v", p.Value) }
 
 // Exit is os.Exit (or log.Fatal) called by a cell.
-type Exit struct{ Code int }
+type Exit struct {
+	Code int
+	// main: the cell's own goroutine exited (not one it started), so no
+	// one is left to wait for.
+	main bool
+}
 
 func (e *Exit) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
@@ -52,6 +57,8 @@ type run struct {
 	ended   bool
 	// unguard stops the stack guard watching the run.
 	unguard context.CancelFunc
+	// main is the goroutine id running the cell's code (init or run).
+	main atomic.Int64
 }
 
 // StackLimit is the goroutine stack size at which cell code panics with
@@ -83,7 +90,7 @@ func installHooks() {
 			late(cell, fmt.Sprintf("panic in a goroutine of a cell that already ended: %v\n%s", v, stack))
 		},
 		Exit: func(cell int64, code int) {
-			if r := current(cell); r != nil && r.fail(&Exit{Code: code}) {
+			if r := current(cell); r != nil && r.fail(&Exit{Code: code, main: gxrt.GoroutineID() == r.main.Load()}) {
 				return
 			}
 			late(cell, fmt.Sprintf("os.Exit(%d) in a goroutine of a cell that already ended: that goroutine stopped", code))
@@ -170,6 +177,7 @@ func (r *run) call(ctx context.Context, fn func()) error {
 	}
 	done := make(chan error, 1)
 	go func() {
+		r.main.Store(gxrt.GoroutineID())
 		leave := gxrt.Enter(r.id)
 		defer leave()
 		defer func() {
@@ -209,8 +217,15 @@ func (r *run) call(ctx context.Context, fn func()) error {
 		}
 		return err
 	case err := <-r.failure:
-		if _, ok := err.(*Exit); ok {
-			// The goroutine that called os.Exit is parked; stop the rest.
+		if ex, ok := err.(*Exit); ok {
+			// The goroutine that called os.Exit is parked for good. When it
+			// is the cell's own, the goroutines the cell started stop at
+			// their next check without anyone waiting; otherwise the cell's
+			// own goroutine is stopped and waited for.
+			if ex.main {
+				gxrt.StopFor(r.id, StopGrace)
+				return err
+			}
 			stop()
 			return err
 		}

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Hooks are the engine's side of the runtime.
@@ -215,6 +216,16 @@ func (Interrupt) Error() string { return "interrupted" }
 
 // stopping is the cell being interrupted, 0 when none.
 var stopping atomic.Int64
+
+// StopFor asks the goroutines of cell to stop at their next check for d,
+// without waiting for them.
+func StopFor(cell int64, d time.Duration) {
+	stopping.Store(cell)
+	time.AfterFunc(d, func() { stopping.CompareAndSwap(cell, 0) })
+}
+
+// GoroutineID is the calling goroutine's id.
+func GoroutineID() int64 { return goid() }
 
 // Stop asks the goroutines of cell to stop at their next check (loop
 // iteration or function entry); Stop(0) ends the request.
