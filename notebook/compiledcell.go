@@ -50,8 +50,10 @@ func (e *Engine) autoImportPath(name string) string {
 
 // runCompiled runs a cell as compiled Go.
 func (e *Engine) runCompiled(ctx context.Context, cs *cellState, code string) (frontend.MIMEBundle, *frontend.Error) {
-	progress := func(msg string) { e.out.write("stderr", []byte("goaccel: "+msg+"\n")) }
-	res, err := e.comp.Run(ctx, code, cs.count, progress)
+	e.applyGoWork(ctx)
+	done := e.builder.Attend(ctx, e.progress)
+	res, err := e.comp.Run(ctx, code, cs.count, e.progress)
+	done()
 	if res != nil {
 		for _, p := range res.AutoImports {
 			e.out.write("stderr", []byte(fmt.Sprintf("goaccel: added import %q\n", p)))
@@ -161,6 +163,9 @@ func (e *Engine) compiledError(err error, src string, count int) *frontend.Error
 			}
 			return e.comp.Checker().Source(n)
 		})
+		if ierr := e.importFailure(ce, lines); ierr != nil {
+			return ierr
+		}
 		name := "CompileError"
 		if len(ce.Diags) > 0 && ce.Diags[0].Syntax {
 			name = "SyntaxError"

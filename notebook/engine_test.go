@@ -266,13 +266,14 @@ func TestMainIsRunOnce(t *testing.T) {
 }
 
 func TestMagics(t *testing.T) {
+	t.Chdir(".") // %cd below: back where the test started afterwards
 	e := newEngine(t)
-	_, io := mustRun(t, e, "%env GOACCEL_TEST_VAR=hello")
+	r, io := mustRun(t, e, "%env GOACCEL_TEST_VAR=hello")
 	_, io = mustRun(t, e, "%env GOACCEL_TEST_VAR")
 	if strings.TrimSpace(io.text("stdout")) != "hello" {
 		t.Errorf("%%env get: %q", io.text("stdout"))
 	}
-	r, _ := mustRun(t, e, "os.Getenv(\"GOACCEL_TEST_VAR\")")
+	r, _ = mustRun(t, e, "os.Getenv(\"GOACCEL_TEST_VAR\")")
 	if resultText(r) != `"hello"` {
 		t.Errorf("cell env: %q", resultText(r))
 	}
@@ -281,9 +282,9 @@ func TestMagics(t *testing.T) {
 	if !strings.Contains(io.text("stdout"), dir) {
 		t.Errorf("%%cd: %q", io.text("stdout"))
 	}
-	_, io = mustRun(t, e, "!echo shell-out; exit 3")
-	if !strings.Contains(io.text("stdout"), "shell-out") || !strings.Contains(io.text("stderr"), "exit status 3") {
-		t.Errorf("!cmd: out %q err %q", io.text("stdout"), io.text("stderr"))
+	r, io = run(t, e, "!echo shell-out; exit 3")
+	if !strings.Contains(io.text("stdout"), "shell-out") || r.Err == nil || r.Err.Name != "ShellError" || r.Err.Value != "!echo shell-out; exit 3: exit status 3" {
+		t.Errorf("!cmd: out %q err %v", io.text("stdout"), r.Err)
 	}
 	mustRun(t, e, "func declared() {}\nv := 1")
 	_, io = mustRun(t, e, "%who")

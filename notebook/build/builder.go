@@ -219,8 +219,18 @@ func (b *Builder) GoWork(ctx context.Context, dir string, progress func(string))
 
 // Attend makes the Builder's on-demand work for the running cell (the
 // Importer resolving packages and fetching the modules that provide them)
-// use ctx and report progress there, until done is called.
+// use ctx and report progress there, until done is called. Failures to
+// fetch a module are tried again from the next Attend on (the network may
+// be back).
 func (b *Builder) Attend(ctx context.Context, progress func(string)) (done func()) {
+	b.mu.Lock()
+	for p, err := range b.listErrs {
+		var fe *FetchError
+		if errors.As(err, &fe) {
+			delete(b.listErrs, p)
+		}
+	}
+	b.mu.Unlock()
 	b.attMu.Lock()
 	b.attCtx, b.attProgress = ctx, progress
 	b.attMu.Unlock()

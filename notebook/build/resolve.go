@@ -169,7 +169,8 @@ func (b *Builder) resolveLocked(ctx context.Context, paths []string, progress fu
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return &ImportError{Path: todo[0], Err: diagnose(todo[0], err)}
+		b.listErrs[todo[0]] = diagnose(todo[0], err)
+		return &ImportError{Path: todo[0], Err: b.listErrs[todo[0]]}
 	}
 	pkgs, err := decodeListed(&out)
 	if err != nil {
@@ -197,6 +198,7 @@ func (b *Builder) resolveLocked(ctx context.Context, paths []string, progress fu
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			b.listErrs[todo[0]] = err
 			return &ImportError{Path: todo[0], Err: err}
 		}
 		for m, v := range added {
