@@ -232,6 +232,8 @@ func TestLanguageRewrites(t *testing.T) {
 		{"c := 0\nfor range 3 { c++ }\nc", "3"},
 		{"n := 4\nt := 0\nfor i := range n { t += i }\nt", "6"},
 		{"const K = 3\nk := 0\nfor range K { k++ }\nk", "3"},
+		// A var statement after a statement, with a 3-letter name (as long as new).
+		{"first := 1\nvar buf []int\nbuf = append(buf, first)\nbuf", "[1]"},
 		{"q := 0\nfor i := range len(\"abcd\") { q = i }\nq", "3"},
 		{"var fs []func() int\nfor i := 0; i < 3; i++ { fs = append(fs, func() int { return i }) }\nfs[0]() + fs[1]() + fs[2]()", "3"},
 		{"var gs []func() string\nfor _, s := range []string{\"a\", \"b\"} { gs = append(gs, func() string { return s }) }\ngs[0]() + gs[1]()", `"ab"`},
