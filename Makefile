@@ -28,7 +28,7 @@ export GOACCEL_VENV := $(VENV)
 # goaccel source it was built from lives (compiled cells are built against it).
 LDFLAGS := -extldflags=-Wl,-z,lazy -X github.com/goaccel/goaccel/notebook/build.SourceDir=$(CURDIR)
 
-.PHONY: all build lab test test-deps go-test e2e browser-test bench fidelity vet fmt-check clean venv browser-deps etcd-deps
+.PHONY: all build lab test test-deps notebook-mods go-test e2e browser-test bench fidelity vet fmt-check clean venv browser-deps etcd-deps
 
 all: build
 
@@ -44,8 +44,14 @@ browser-deps:
 etcd-deps:
 	@bash scripts/etcd.sh
 
+# The modules the example notebooks fetch (%go get lines), so that the
+# notebook tests need no network.
+notebook-mods:
+	@bash scripts/gomods.sh "$(CACHE)/notebook-mods" examples/notebooks/*.ipynb
+
 test-deps: venv browser-deps etcd-deps
 	$(GO) mod download
+	@bash scripts/gomods.sh "$(CACHE)/notebook-mods" examples/notebooks/*.ipynb
 
 lab: build venv
 	VIRTUAL_ENV=$(VENV) ./$(BIN) install --sys-prefix
