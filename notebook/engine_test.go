@@ -314,8 +314,10 @@ func TestMagics(t *testing.T) {
 		t.Errorf("unknown magic: %v", r.Err)
 	}
 	_, io = mustRun(t, e, "%help")
-	if !strings.Contains(io.text("stdout"), "%reset") {
-		t.Errorf("%%help: %q", io.text("stdout"))
+	for _, m := range []string{"%reset", "%args", "%go get", "%go mod", "%use DIR", "go.work"} {
+		if !strings.Contains(io.text("stdout"), m) {
+			t.Errorf("%%help lacks %s: %q", m, io.text("stdout"))
+		}
 	}
 }
 

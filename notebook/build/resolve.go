@@ -10,6 +10,7 @@ import (
 	"go/types"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -158,8 +159,10 @@ func (b *Builder) resolveLocked(ctx context.Context, paths []string, progress fu
 	args := append([]string{"list", "-e", "-deps", "-json=" + listFields}, b.mod.buildFlags()...)
 	err := b.mod.goCmd(ctx, &out, func(line string) {
 		if p, ok := strings.CutPrefix(line, "go: finding module for package "); ok {
-			finding = append(finding, p)
-			say("fetching the module that provides " + p + " (first import)…")
+			if !slices.Contains(finding, p) {
+				finding = append(finding, p)
+				say("fetching the module that provides " + p + " (first import)…")
+			}
 			return
 		}
 		say(line)
