@@ -142,7 +142,10 @@ func moduleError(what string, err error) *frontend.Error {
 	case errors.As(err, &fe):
 		name = "FetchError"
 	}
-	msg := what + ": " + err.Error()
+	msg := err.Error()
+	if !strings.Contains(msg, what) {
+		msg = what + ": " + msg
+	}
 	return &frontend.Error{Name: name, Value: msg, Traceback: strings.Split(msg, "\n")}
 }
 

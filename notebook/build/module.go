@@ -310,13 +310,53 @@ func (m *sessionModule) guard(ctx context.Context, what, module string, pinned m
 // the versions the process holds.
 func (m *sessionModule) get(ctx context.Context, queries []string, pinned map[string]string, progress func(string)) error {
 	what := "%go get " + strings.Join(queries, " ")
+	// A version asked for outright of a module the process holds: refused
+	// before the go command tries (lowering a module goaccel requires would
+	// make it look for other versions of goaccel).
+	var moves []Move
+	for _, q := range queries {
+		mod, v, _ := strings.Cut(q, "@")
+		if !isVersion(v) && v != "none" {
+			continue
+		}
+		if have, ok := m.host.Deps[mod]; ok && have != v {
+			moves = append(moves, Move{Module: mod, Have: have, Want: v, Kernel: true})
+		} else if have, ok := pinned[mod]; ok && have != v {
+			moves = append(moves, Move{Module: mod, Have: have, Want: v})
+		}
+	}
+	if len(moves) > 0 {
+		return &ConflictError{What: what, Module: modulePart(queries[0]), Moves: moves}
+	}
 	return m.guard(ctx, what, modulePart(queries[0]), pinned, func() error {
 		err := m.goCmd(ctx, io.Discard, progress, append(append([]string{"get"}, m.buildFlags()...), queries...)...)
 		if err != nil && ctx.Err() == nil {
+			if strings.Contains(err.Error(), "module "+ModulePath+":") {
+				return fmt.Errorf("%s would change what goaccel itself requires, and cells can only use the versions the kernel is built with of the modules goaccel requires: %w", what, err)
+			}
 			return diagnose(modulePart(queries[0]), err)
 		}
 		return err
 	})
+}
+
+// isVersion reports whether v is a complete semantic version (v1.2.3,
+// v1.2.3-pre, v0.0.0-2024...-abcdef), not a query such as latest or v1.2.
+func isVersion(v string) bool {
+	if !strings.HasPrefix(v, "v") {
+		return false
+	}
+	core, _, _ := strings.Cut(strings.SplitN(v[1:], "+", 2)[0], "-")
+	parts := strings.Split(core, ".")
+	if len(parts) != 3 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || strings.Trim(p, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // readModulePath returns the module path declared by dir/go.mod.

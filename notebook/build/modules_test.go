@@ -219,6 +219,12 @@ func TestVersionConflictWithTheKernel(t *testing.T) {
 	if !errors.As(err, &ce) || !ce.Moves[0].Kernel || !strings.Contains(err.Error(), "%go get example.com/gxfix/dep@VERSION") {
 		t.Fatalf("want a conflict with the kernel, got %v", err)
 	}
+	// Another version of it asked for outright is refused before the go
+	// command runs.
+	err = b.Get(ctx, nil, "example.com/gxfix/dep@v1.1.0")
+	if !errors.As(err, &ce) || !ce.Moves[0].Kernel || ce.Moves[0].Want != "v1.1.0" {
+		t.Fatalf("want a conflict with the kernel, got %v", err)
+	}
 	// Pinning the kernel's version works, and the import with it.
 	if err := b.Get(ctx, nil, "example.com/gxfix/dep@v1.0.0"); err != nil {
 		t.Fatal(err)
@@ -242,6 +248,15 @@ var GXSymbols = map[string]any{"f": dep.Version}
 	}
 	if after, _ := b.GoMod(); after != before {
 		t.Errorf("go.mod changed:\n%s", after)
+	}
+}
+
+func TestIsVersion(t *testing.T) {
+	for v, want := range map[string]bool{"v1.2.3": true, "v0.0.0-20240101000000-abcdef123456": true, "v2.0.0+incompatible": true,
+		"v1.2": false, "latest": false, "upgrade": false, "master": false, "v1.2.x": false, "": false} {
+		if isVersion(v) != want {
+			t.Errorf("isVersion(%q) = %v", v, !want)
+		}
 	}
 }
 
