@@ -44,8 +44,8 @@ func TestGoGetAndGoMod(t *testing.T) {
 		!strings.Contains(r.Err.Value, "restart the kernel") {
 		t.Errorf("want a version conflict, got %+v", r.Err)
 	}
-	r, _ = run(t, e, "%go get example.com/gxfix/dep@v7.0.0")
-	if r.Err == nil || r.Err.Name != "FetchError" || !strings.Contains(r.Err.Value, "no such version of example.com/gxfix/dep") {
+	r, _ = run(t, e, "%go get example.com/gxfix/needsnew@v7.0.0")
+	if r.Err == nil || r.Err.Name != "FetchError" || !strings.Contains(r.Err.Value, "no such version of example.com/gxfix/needsnew") {
 		t.Errorf("want a fetch error, got %+v", r.Err)
 	}
 	for _, bad := range []string{"%go", "%go get", "%go build ."} {
