@@ -301,19 +301,7 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 		}
 	}
 	start := time.Now()
-	done := make(chan struct{})
-	go func() { // a first build of the standard library for plugins takes a while
-		select {
-		case <-time.After(time.Second):
-			if len(missing) > 0 {
-				say("preparing packages for compiled cells (the first time takes longer)…")
-			}
-		case <-done:
-		}
-	}()
-	err := b.resolveLocked(ctx, missing, say)
-	close(done)
-	if err != nil {
+	if err := b.resolveLocked(ctx, missing, say); err != nil {
 		return nil, err
 	}
 	key := b.key(pkg)

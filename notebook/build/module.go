@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -156,6 +157,15 @@ func stripFetchNotes(s string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// relPath matches a file path the go command wrote relative to the
+// session module (files of local modules).
+var relPath = regexp.MustCompile(`(?:\.\./)+[^\s:]+`)
+
+// absPaths makes the relative file paths in a go command message absolute.
+func (m *sessionModule) absPaths(msg string) string {
+	return relPath.ReplaceAllStringFunc(msg, func(p string) string { return filepath.Join(m.dir, p) })
 }
 
 // goMod returns the session module's go.mod.

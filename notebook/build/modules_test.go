@@ -127,7 +127,7 @@ var GXSymbols = map[string]any{"f": func() string { return gxlocal.Hello() + " /
 		t.Fatal(err)
 	}
 	err = b.Resolve(ctx, nil, "example.com/gxlocal")
-	if err == nil || !strings.Contains(err.Error(), "hello.go:2") || !strings.Contains(err.Error(), "example.com/gxlocal") {
+	if err == nil || !strings.Contains(err.Error(), hello+":2") || !strings.Contains(err.Error(), "example.com/gxlocal") {
 		t.Fatalf("want a compile error in hello.go, got %v", err)
 	}
 }

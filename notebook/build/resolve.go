@@ -58,7 +58,7 @@ func (p *listed) isLocal() bool {
 }
 
 // listFields are the fields resolving asks go list for.
-const listFields = "ImportPath,Dir,Name,Standard,GoFiles,CgoFiles,SFiles,CFiles,CXXFiles,MFiles,FFiles,SysoFiles,SwigFiles,SwigCXXFiles,EmbedFiles,Imports,Deps,Module,Error,DepsErrors"
+const listFields = "ImportPath,Dir,Name,Export,Standard,GoFiles,CgoFiles,SFiles,CFiles,CXXFiles,MFiles,FFiles,SysoFiles,SwigFiles,SwigCXXFiles,EmbedFiles,Imports,Deps,Module,Error,DepsErrors"
 
 func decodeListed(r io.Reader) ([]*listed, error) {
 	dec := json.NewDecoder(r)
@@ -150,13 +150,20 @@ func (b *Builder) resolveLocked(ctx context.Context, paths []string, progress fu
 	}
 	sort.Strings(todo)
 
-	// 1. What the packages are. The go command adds the modules providing
-	// them to the session module, fetching modules it lacks at their
-	// latest version, as `go get` would.
+	// 1. What the packages are, built for plugins. The go command adds the
+	// modules providing them to the session module, fetching modules it
+	// lacks at their latest version, as `go get` would.
 	before := b.mod.snapshot()
 	var finding []string
 	var out bytes.Buffer
-	args := append([]string{"list", "-e", "-deps", "-json=" + listFields}, b.mod.buildFlags()...)
+	names := strings.Join(todo, ", ")
+	if len(todo) > 3 {
+		names = strings.Join(todo[:3], ", ") + ", …"
+	}
+	stop := after(2*time.Second, func() {
+		say("building " + names + " for compiled cells (the first time on a machine takes longer)…")
+	})
+	args := append([]string{"list", "-e", "-export", "-buildmode=plugin", "-deps", "-json=" + listFields}, b.mod.buildFlags()...)
 	err := b.mod.goCmd(ctx, &out, func(line string) {
 		if p, ok := strings.CutPrefix(line, "go: finding module for package "); ok {
 			if !slices.Contains(finding, p) {
@@ -167,6 +174,7 @@ func (b *Builder) resolveLocked(ctx context.Context, paths []string, progress fu
 		}
 		say(line)
 	}, append(args, todo...)...)
+	stop()
 	if err != nil {
 		b.mod.restore(before)
 		if ctx.Err() != nil {
@@ -213,9 +221,9 @@ func (b *Builder) resolveLocked(ctx context.Context, paths []string, progress fu
 		byPath[p.ImportPath] = p
 		switch {
 		case p.Error != nil:
-			b.listErrs[p.ImportPath] = diagnose(p.ImportPath, fmt.Errorf("%s", p.Error.Err))
+			b.listErrs[p.ImportPath] = diagnose(p.ImportPath, fmt.Errorf("%s", b.mod.absPaths(p.Error.Err)))
 		case len(p.DepsErrors) > 0:
-			b.listErrs[p.ImportPath] = diagnose(p.ImportPath, fmt.Errorf("%s", p.DepsErrors[0].Err))
+			b.listErrs[p.ImportPath] = diagnose(p.ImportPath, fmt.Errorf("%s", b.mod.absPaths(p.DepsErrors[0].Err)))
 		}
 	}
 	for _, p := range todo {
@@ -225,27 +233,20 @@ func (b *Builder) resolveLocked(ctx context.Context, paths []string, progress fu
 	}
 	b.local.classify(pkgs, byPath)
 
-	// 2. Export data of the packages the go command builds: all but those
+	// 2. Export data of what the go command built: all but the packages
 	// of local modules goaccel compiles itself.
-	var need []string
 	for _, p := range pkgs {
-		if p.Error != nil || p.ImportPath == "unsafe" {
+		if p.Error != nil || p.Export == "" || p.isLocal() && !b.local.fallback[p.ImportPath] {
 			continue
 		}
-		if own := p.isLocal() && !b.local.fallback[p.ImportPath]; own {
+		if old := b.archives[p.ImportPath]; b.local.paths[p.ImportPath] && old != "" && old != p.Export {
+			// A local package the go command builds changed: the kernel
+			// may hold the old one under the same path.
+			b.listErrs[p.ImportPath] = fmt.Errorf("package %s changed, but it uses cgo, assembly or embedded files (or a module from elsewhere imports it), "+
+				"so goaccel cannot give the new version a path of its own, and a running kernel cannot load a second version of a package: restart the kernel to use the new version", p.ImportPath)
 			continue
 		}
-		if _, ok := b.archives[p.ImportPath]; !ok || b.local.paths[p.ImportPath] {
-			need = append(need, p.ImportPath)
-		}
-	}
-	if len(need) > 0 {
-		stop := after(time.Second, func() { say("building " + strings.Join(todo, ", ") + " and what it imports for compiled cells…") })
-		err := b.exports(ctx, need)
-		stop()
-		if err != nil {
-			return err
-		}
+		b.archives[p.ImportPath] = p.Export
 	}
 	for _, p := range pkgs {
 		if p.Error == nil {
@@ -269,38 +270,6 @@ func (b *Builder) resolveLocked(ctx context.Context, paths []string, progress fu
 		if !b.known(p) {
 			b.listErrs[p] = fmt.Errorf("go list built no export data for it")
 			return &ImportError{Path: p, Err: b.listErrs[p]}
-		}
-	}
-	return nil
-}
-
-// exports has the go command build packages for plugins and records their
-// export data. Callers hold b.mu.
-func (b *Builder) exports(ctx context.Context, paths []string) error {
-	var out bytes.Buffer
-	args := append([]string{"list", "-e", "-export", "-buildmode=plugin", "-json=ImportPath,Export,Error"}, b.mod.buildFlags()...)
-	if err := b.mod.goCmd(ctx, &out, nil, append(args, paths...)...); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return &ImportError{Path: paths[0], Err: err}
-	}
-	pkgs, err := decodeListed(&out)
-	if err != nil {
-		return err
-	}
-	for _, p := range pkgs {
-		switch {
-		case p.Error != nil:
-			b.listErrs[p.ImportPath] = fmt.Errorf("%s", p.Error.Err)
-		case p.Export == "":
-		case b.local.paths[p.ImportPath] && b.archives[p.ImportPath] != "" && b.archives[p.ImportPath] != p.Export:
-			// A local package the go command builds changed: the kernel
-			// may hold the old one under the same path.
-			b.listErrs[p.ImportPath] = fmt.Errorf("package %s changed, but it uses cgo, assembly or embedded files (or a module from elsewhere imports it), "+
-				"so goaccel cannot give the new version a path of its own, and a running kernel cannot load a second version of a package: restart the kernel to use the new version", p.ImportPath)
-		default:
-			b.archives[p.ImportPath] = p.Export
 		}
 	}
 	return nil
