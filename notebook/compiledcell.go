@@ -67,6 +67,12 @@ func (e *Engine) runCompiled(ctx context.Context, cs *cellState, code string) (f
 	if perr := goPanicError(cs); perr != nil && err == nil {
 		return nil, perr
 	}
+	var ce *check.Error
+	if err != nil && errors.As(err, &ce) && ctx.Err() != nil {
+		// Interrupted while the checker's imports were being fetched or
+		// built.
+		return nil, errInterrupted()
+	}
 	if err != nil {
 		return nil, e.compiledError(err, code, cs.count)
 	}

@@ -1,12 +1,16 @@
 package notebook
 
 import (
+	"context"
 	"flag"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/internal/modtest"
 )
 
@@ -195,5 +199,33 @@ func TestModulesNeedCompiledCells(t *testing.T) {
 	mustRun(t, e, "%args a b")
 	if r, _ := mustRun(t, e, "os.Args[1:]"); resultText(r) != "[a b]" {
 		t.Errorf("interpreted os.Args[1:] = %s", resultText(r))
+	}
+}
+
+func TestInterruptWhileFetching(t *testing.T) {
+	hermetic(t)
+	// A proxy that never answers: the fetch hangs until the interrupt.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	t.Setenv("GOPROXY", "http://"+l.Addr().String())
+	e := newEngine(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	start := time.Now()
+	r := e.Execute(ctx, frontend.ExecuteRequest{Code: "import \"example.com/gxfix/hangs\"\nhangs.F()", ExecutionCount: 1}, &fakeIO{})
+	if r.Err == nil || r.Err.Name != "Interrupted" || time.Since(start) > 10*time.Second {
+		t.Errorf("want Interrupted soon after the interrupt, got %+v after %v", r.Err, time.Since(start))
 	}
 }
