@@ -17,8 +17,20 @@ import (
 
 // noModules is the error of a module magic when cells are interpreted.
 func (e *Engine) noModules(magic string) *frontend.Error {
-	return magicError("%s: compiled cells are unavailable here (%v), and modules need them: "+
-		"cells can import only the standard library and the packages linked into the kernel", magic, e.compErr)
+	return magicError("%s: compiled cells are unavailable here (%s), and modules need them: "+
+		"cells can import only the standard library and the packages linked into the kernel", magic, e.compReason())
+}
+
+// compReason says why compiled cells are unavailable.
+func (e *Engine) compReason() string {
+	var u *build.Unavailable
+	if errors.As(e.compErr, &u) {
+		return u.Reason
+	}
+	if e.compErr == nil {
+		return "unknown"
+	}
+	return e.compErr.Error()
 }
 
 // progress reports what the toolchain does on the cell's stderr.
