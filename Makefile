@@ -30,7 +30,7 @@ export GOACCEL_VENV := $(VENV)
 # os.Exit in a package a cell calls from ending the kernel.
 LDFLAGS := -checklinkname=0 -extldflags=-Wl,-z,lazy -X github.com/goaccel/goaccel/notebook/build.SourceDir=$(CURDIR)
 
-.PHONY: all build lab test test-deps go-test e2e browser-test bench fidelity vet fmt-check clean venv browser-deps etcd-deps
+.PHONY: all build lab test test-deps notebook-mods go-test e2e browser-test bench fidelity vet fmt-check clean venv browser-deps etcd-deps
 
 all: build
 
@@ -46,8 +46,14 @@ browser-deps:
 etcd-deps:
 	@bash scripts/etcd.sh
 
+# The modules the example notebooks fetch (%go get lines), so that the
+# notebook tests need no network.
+notebook-mods:
+	@bash scripts/gomods.sh "$(CACHE)/notebook-mods" examples/notebooks/*.ipynb
+
 test-deps: venv browser-deps etcd-deps
 	$(GO) mod download
+	@bash scripts/gomods.sh "$(CACHE)/notebook-mods" examples/notebooks/*.ipynb
 
 lab: build venv
 	VIRTUAL_ENV=$(VENV) ./$(BIN) install --sys-prefix

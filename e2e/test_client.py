@@ -1,10 +1,13 @@
 """What jupyter_kernel_test does not cover, through the real jupyter_client:
 interrupt, restart, stdin, comms, update_display_data, stop_on_error, output
-ordering and streaming, error reporting, history across restarts."""
+ordering and streaming, error reporting, history across restarts, %args and
+shell commands, local modules (%use)."""
+import shutil
 import time
 
 import pytest
 
+from conftest import ROOT
 from kernelclient import collect, result_text, run, running_kernel, shell_reply, stdout_of
 
 
@@ -237,6 +240,51 @@ def test_magics(kernel):
     assert reply["content"]["status"] == "ok"
     reply, _ = run(kc, "whoVar")
     assert reply["content"]["status"] == "error"
+
+
+def test_args_and_shell_commands(kernel):
+    _, kc = kernel
+    _, out = run(kc, '%args -v "two words"')
+    assert 'os.Args[1:] = ["-v" "two words"]' in stdout_of(out)
+    reply, out = run(kc, 'import "flag"\nverbose := flag.Bool("v", false, "talk")\nflag.Parse()\nfmt.Println(*verbose, flag.Args())')
+    assert reply["content"]["status"] == "ok", reply["content"]
+    assert "true [two words]" in stdout_of(out)
+    # a shell line ending in a backslash continues on the next line
+    _, out = run(kc, "!echo one \\\n   two")
+    assert stdout_of(out).strip() == "one two"
+    # a command that fails fails the cell, naming the command and its status
+    reply, out = run(kc, "!echo ran; exit 4\nnotRun := 1")
+    assert reply["content"]["status"] == "error"
+    assert reply["content"]["ename"] == "ShellError"
+    assert reply["content"]["evalue"] == "!echo ran; exit 4: exit status 4"
+    assert "ran" in stdout_of(out)
+    reply, _ = run(kc, "notRun")
+    assert reply["content"]["status"] == "error"
+    run(kc, "%args")
+
+
+def test_local_module_with_use(tmp_path):
+    """%use makes a local module importable; after an edit, %use again loads
+    the new version beside the old one (in a kernel of its own: its
+    packages stay loaded)."""
+    src = ROOT / "notebook" / "build" / "testdata" / "localmod"
+    mod = tmp_path / "localmod"
+    shutil.copytree(src, mod)
+    with running_kernel() as (_, kc):
+        _, out = run(kc, f"%use {mod}")
+        assert "using example.com/gxlocal" in stdout_of(out)
+        reply, out = run(kc, 'import "example.com/gxlocal"\ngxlocal.Hello()', timeout=300)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        assert result_text(out) == '"v1"'
+        hello = mod / "hello.go"
+        hello.write_text(hello.read_text().replace('"v1"', '"v2"'))
+        run(kc, f"%use {mod}")
+        _, out = run(kc, "gxlocal.Hello()", timeout=300)
+        assert result_text(out) == '"v2"'
+        reply, _ = run(kc, "%go get")
+        assert reply["content"]["ename"] == "MagicError"
+        _, out = run(kc, "%go mod")
+        assert f"example.com/gxlocal => {mod}" in stdout_of(out)
 
 
 def test_restart_and_history_across_restart():

@@ -2,7 +2,11 @@
 each code cell's outputs against the expectations stored in the cell's
 metadata ("goaccel_expect"): stdout substrings, MIME types shown, the
 text/plain result, the error name or value. Cells tagged raises-exception must
-raise; every other cell must not (see notebookrun.py)."""
+raise; every other cell must not (see notebookrun.py).
+
+The kernel runs without network for modules (GOPROXY=off): modules that a
+notebook fetches (%go get) must be in the module cache, which
+`make test-deps` sees to (scripts/gomods.sh)."""
 import pytest
 
 from conftest import ROOT
@@ -16,5 +20,6 @@ def test_there_are_notebooks():
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_notebook_runs_headless(path):
+def test_notebook_runs_headless(path, monkeypatch):
+    monkeypatch.setenv("GOPROXY", "off")
     run_notebook(path)

@@ -60,8 +60,10 @@ func (e *Engine) autoImportPath(name string) string {
 
 // runCompiled runs a cell as compiled Go.
 func (e *Engine) runCompiled(ctx context.Context, cs *cellState, code string) (frontend.MIMEBundle, *frontend.Error) {
-	progress := func(msg string) { e.out.write("stderr", []byte("goaccel: "+msg+"\n")) }
-	res, err := e.comp.Run(ctx, code, cs.count, progress)
+	e.applyGoWork(ctx)
+	done := e.builder.Attend(ctx, e.progress)
+	res, err := e.comp.Run(ctx, code, cs.count, e.progress)
+	done()
 	if res != nil {
 		for _, p := range res.AutoImports {
 			e.out.write("stderr", []byte(fmt.Sprintf("goaccel: added import %q\n", p)))
@@ -74,6 +76,12 @@ func (e *Engine) runCompiled(ctx context.Context, cs *cellState, code string) (f
 	e.flushOutput()
 	if perr := goPanicError(cs); perr != nil && err == nil {
 		return nil, perr
+	}
+	var ce *check.Error
+	if err != nil && errors.As(err, &ce) && ctx.Err() != nil {
+		// Interrupted while the checker's imports were being fetched or
+		// built.
+		return nil, errInterrupted()
 	}
 	if err != nil {
 		return nil, e.compiledError(err, code, cs.count)
@@ -171,6 +179,9 @@ func (e *Engine) compiledError(err error, src string, count int) *frontend.Error
 			}
 			return e.comp.Checker().Source(n)
 		})
+		if ierr := e.importFailure(ce, lines); ierr != nil {
+			return ierr
+		}
 		name := "CompileError"
 		if len(ce.Diags) > 0 && ce.Diags[0].Syntax {
 			name = "SyntaxError"

@@ -136,6 +136,9 @@ type Engine struct {
 	compErr error
 	// interpNoted: the user was told that cells are interpreted.
 	interpNoted bool
+	// workDone is set once a go.work beside the notebook was looked for
+	// (before the first compiled cell; Execute calls are serialized).
+	workDone bool
 
 	out      *streamer
 	stdin    *stdinReader
@@ -338,6 +341,9 @@ func (e *Engine) runtimeSymbols() map[string]map[string]reflect.Value {
 			// not an *os.File (bufio.NewReader(os.Stdin), fmt.Fscan and
 			// io.ReadAll work; os.Stdin.Fd() does not compile).
 			"Stdin": reflect.ValueOf(&e.stdinVar).Elem(),
+			// The process's os.Args (yaegi gives cells a copy), so that
+			// %args reaches interpreted cells too.
+			"Args": reflect.ValueOf(&os.Args).Elem(),
 		},
 	}
 }

@@ -232,6 +232,8 @@ func TestLanguageRewrites(t *testing.T) {
 		{"c := 0\nfor range 3 { c++ }\nc", "3"},
 		{"n := 4\nt := 0\nfor i := range n { t += i }\nt", "6"},
 		{"const K = 3\nk := 0\nfor range K { k++ }\nk", "3"},
+		// A var statement after a statement, with a 3-letter name (as long as new).
+		{"first := 1\nvar buf []int\nbuf = append(buf, first)\nbuf", "[1]"},
 		{"q := 0\nfor i := range len(\"abcd\") { q = i }\nq", "3"},
 		{"var fs []func() int\nfor i := 0; i < 3; i++ { fs = append(fs, func() int { return i }) }\nfs[0]() + fs[1]() + fs[2]()", "3"},
 		{"var gs []func() string\nfor _, s := range []string{\"a\", \"b\"} { gs = append(gs, func() string { return s }) }\ngs[0]() + gs[1]()", `"ab"`},
@@ -266,13 +268,14 @@ func TestMainIsRunOnce(t *testing.T) {
 }
 
 func TestMagics(t *testing.T) {
+	t.Chdir(".") // %cd below: back where the test started afterwards
 	e := newEngine(t)
-	_, io := mustRun(t, e, "%env GOACCEL_TEST_VAR=hello")
+	r, io := mustRun(t, e, "%env GOACCEL_TEST_VAR=hello")
 	_, io = mustRun(t, e, "%env GOACCEL_TEST_VAR")
 	if strings.TrimSpace(io.text("stdout")) != "hello" {
 		t.Errorf("%%env get: %q", io.text("stdout"))
 	}
-	r, _ := mustRun(t, e, "os.Getenv(\"GOACCEL_TEST_VAR\")")
+	r, _ = mustRun(t, e, "os.Getenv(\"GOACCEL_TEST_VAR\")")
 	if resultText(r) != `"hello"` {
 		t.Errorf("cell env: %q", resultText(r))
 	}
@@ -281,9 +284,9 @@ func TestMagics(t *testing.T) {
 	if !strings.Contains(io.text("stdout"), dir) {
 		t.Errorf("%%cd: %q", io.text("stdout"))
 	}
-	_, io = mustRun(t, e, "!echo shell-out; exit 3")
-	if !strings.Contains(io.text("stdout"), "shell-out") || !strings.Contains(io.text("stderr"), "exit status 3") {
-		t.Errorf("!cmd: out %q err %q", io.text("stdout"), io.text("stderr"))
+	r, io = run(t, e, "!echo shell-out; exit 3")
+	if !strings.Contains(io.text("stdout"), "shell-out") || r.Err == nil || r.Err.Name != "ShellError" || r.Err.Value != "!echo shell-out; exit 3: exit status 3" {
+		t.Errorf("!cmd: out %q err %v", io.text("stdout"), r.Err)
 	}
 	mustRun(t, e, "func declared() {}\nv := 1")
 	_, io = mustRun(t, e, "%who")
@@ -311,8 +314,10 @@ func TestMagics(t *testing.T) {
 		t.Errorf("unknown magic: %v", r.Err)
 	}
 	_, io = mustRun(t, e, "%help")
-	if !strings.Contains(io.text("stdout"), "%reset") {
-		t.Errorf("%%help: %q", io.text("stdout"))
+	for _, m := range []string{"%reset", "%args", "%go get", "%go mod", "%use DIR", "go.work"} {
+		if !strings.Contains(io.text("stdout"), m) {
+			t.Errorf("%%help lacks %s: %q", m, io.text("stdout"))
+		}
 	}
 }
 

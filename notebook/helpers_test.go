@@ -79,6 +79,13 @@ func newEngine(t testing.TB) *Engine {
 		_ = c.Restore()
 		t.Fatal(err)
 	}
+	if e.compErr != nil {
+		// These tests are about compiled cells; a silent fall-back to the
+		// interpreter would test the wrong engine.
+		e.Close()
+		_ = c.Restore()
+		t.Fatalf("compiled cells unavailable: %v", e.compErr)
+	}
 	t.Cleanup(func() {
 		e.Close()
 		_ = c.Restore()

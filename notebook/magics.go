@@ -23,10 +23,21 @@ const Help = `goaccel magics (lines at the start of a cell):
   %env             list the environment
   %env K           show K;  %env K=V (or %env K V) sets K
   %cd [DIR]        change the working directory (no DIR: show it)
+  %args A B ...    set os.Args[1:] for the cells that follow (shell quoting;
+                   a fresh flag set, so flag.Parse in a cell sees them)
   %reset           fresh interpreter: forget all declarations and values
   %who             names declared so far, with their kinds
   %time / %%time   time the rest of the cell (wall time); %time CODE times CODE
-  !CMD             run CMD in a shell, streaming its output
+  !CMD             run CMD in a shell, streaming its output; a non-zero exit
+                   status fails the cell; a line ending in \ continues
+Modules (compiled cells):
+  import "M/pkg"   a module not in the session is fetched (go get) on first import
+  %go get M@V ...  add or pin module versions (GOPROXY, GOPRIVATE, GOFLAGS apply)
+  %go mod          show the session module's go.mod
+  %use DIR         make the local module in DIR importable; run it again after
+                   editing the module to load the new version
+  %use             apply the go.work in the working directory again (a go.work
+                   beside the notebook is applied before the first cell)
 Help on a name: strings.Split?  (signature and doc), strings.Split?? (more).
 Cells may mix imports, declarations and statements; a trailing expression
 is shown as the cell's result. Packages used without an import (strings.X)
@@ -119,6 +130,17 @@ func (e *Engine) runMagic(ctx context.Context, cs *cellState, m cells.Magic) (ma
 			fmt.Fprintf(&b, "%-20s %s\n", names, d.Kind)
 		}
 		stdout(b.String())
+	case "args":
+		args, err := splitArgs(arg)
+		if err != nil {
+			return res, magicError("%%args: %v", err)
+		}
+		setArgs(args)
+		stdout(fmt.Sprintf("os.Args[1:] = %q\n", args))
+	case "go":
+		return res, e.goMagic(ctx, arg)
+	case "use":
+		return res, e.useMagic(ctx, arg)
 	case "time":
 		res.time = true
 		if arg != "" {
@@ -179,8 +201,12 @@ func (e *Engine) shell(ctx context.Context, command string) *frontend.Error {
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		e.out.write("stderr", []byte(fmt.Sprintf("goaccel: !%s: exit status %d\n", command, ee.ExitCode())))
-		return nil
+		status := fmt.Sprintf("exit status %d", ee.ExitCode())
+		if ee.ExitCode() < 0 {
+			status = ee.String() // signal: killed
+		}
+		msg := fmt.Sprintf("!%s: %s", strings.ReplaceAll(command, "\\\n", " "), status)
+		return &frontend.Error{Name: "ShellError", Value: msg, Traceback: []string{msg}}
 	}
 	if err != nil {
 		return magicError("!%s: %v", command, err)

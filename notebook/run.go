@@ -250,7 +250,7 @@ func (e *Engine) runCell(ctx context.Context, cs *cellState, src string) (fronte
 				ferr := e.toError(err, pc.src, "ImportError")
 				if strings.Contains(ferr.Value, "unable to find source related to") {
 					path, _ := strconv.Unquote(spec.Path.Value)
-					ferr.Value = fmt.Sprintf("package %q is not available in cells: they can import the standard library, gonum (mat, floats, stat) and goaccel's packages; other modules would have to be compiled into the kernel", path)
+					ferr.Value = fmt.Sprintf("package %q is not available: cells are interpreted here because compiled cells are unavailable (%v), and interpreted cells can import only the standard library, gonum (mat, floats, stat) and goaccel's packages; modules are fetched for compiled cells", path, e.compReason())
 				}
 				return nil, ferr
 			}

@@ -8,10 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go/importer"
-	"go/token"
-	"go/types"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,9 +38,15 @@ type Builder struct {
 	root string // cache root for this toolchain and host configuration
 
 	mu       sync.Mutex
-	archives map[string]string // import path → compiled archive
-	listErrs map[string]string // import path → why it cannot be imported
-	cells    map[string]bool   // import paths of cell packages built here
+	archives map[string]string  // package path (a local package's mapped path) → compiled archive
+	listErrs map[string]error   // import path → why it cannot be imported
+	cells    map[string]bool    // import paths of cell packages built here
+	pkgs     map[string]*listed // resolved packages by import path
+	local    localState         // packages of local modules (see local.go)
+
+	attMu       sync.Mutex // guards the fields below
+	attCtx      context.Context
+	attProgress func(string)
 }
 
 // New prepares a Builder, or returns an *Unavailable saying why cells
@@ -93,7 +95,8 @@ func New(ctx context.Context, opts Options) (*Builder, error) {
 		return nil, &Unavailable{"cannot create the session module: " + err.Error()}
 	}
 	return &Builder{host: host, tc: tc, mod: mod, root: root,
-		archives: map[string]string{}, listErrs: map[string]string{}, cells: map[string]bool{}}, nil
+		archives: map[string]string{}, listErrs: map[string]error{}, cells: map[string]bool{},
+		pkgs: map[string]*listed{}, local: newLocalState()}, nil
 }
 
 // Close removes the session module.
@@ -105,136 +108,149 @@ func (b *Builder) Host() Host { return b.host }
 // GoMod returns the session module's go.mod.
 func (b *Builder) GoMod() (string, error) { return b.mod.goMod() }
 
-// Get adds or pins a module (`%go get mod@version`).
-func (b *Builder) Get(ctx context.Context, query string) error {
+// Get adds or pins modules in the session module (`%go get mod@version
+// ...`), refusing versions of modules the process already holds (a
+// *ConflictError) and explaining failures to fetch (a *FetchError).
+// progress, when not nil, hears what the go command downloads.
+func (b *Builder) Get(ctx context.Context, progress func(string), queries ...string) error {
+	if len(queries) == 0 {
+		return errors.New("nothing to get: name a module, e.g. gonum.org/v1/plot@latest")
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if err := b.mod.get(ctx, query); err != nil {
+	if err := b.mod.get(ctx, queries, b.pinned(), progress); err != nil {
 		return err
 	}
-	b.forgetModules()
+	b.forget()
 	return nil
 }
 
-// Use makes the local module in dir importable and returns its path.
-func (b *Builder) Use(ctx context.Context, dir string) (string, error) {
+// Use makes the local module in dir importable (`%use DIR`) and returns its
+// module path. Using it again picks up changes to its source: the next
+// import of its packages builds them anew.
+func (b *Builder) Use(ctx context.Context, dir string, progress func(string)) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	path, err := b.mod.use(ctx, dir)
+	path, err := b.mod.use(ctx, dir, b.pinned(), progress)
 	if err != nil {
 		return "", err
 	}
-	b.forgetModules()
+	b.forget()
 	return path, nil
 }
 
-// forgetModules drops resolved non-standard packages, whose versions may
-// have changed. Callers hold b.mu.
-func (b *Builder) forgetModules() {
-	for p := range b.archives {
-		if !b.cells[p] && strings.Contains(strings.SplitN(p, "/", 2)[0], ".") {
-			delete(b.archives, p)
+// forget drops what a change to the session module may have changed:
+// which version of each local package is current, and import failures.
+// Other resolved packages stay: their modules are pinned (see pinned).
+// Callers hold b.mu.
+func (b *Builder) forget() {
+	b.local.current = map[string]string{}
+	b.listErrs = map[string]error{}
+}
+
+// pinned lists the modules of packages resolved so far (module path →
+// version): cells may have loaded them, and a process cannot load a second
+// version of a package. Local modules are not pinned (their packages get a
+// new path per version, see local.go). Callers hold b.mu.
+func (b *Builder) pinned() map[string]string {
+	out := map[string]string{}
+	for _, p := range b.pkgs {
+		if p.Standard || p.Module == nil || p.Module.Path == ModulePath || (p.isLocal() && !b.local.fallback[p.ImportPath]) {
+			continue
+		}
+		out[p.Module.Path] = p.Module.version()
+	}
+	return out
+}
+
+// GoWork applies the go.work file in dir, if there is one, as %use would:
+// its use directives make local modules importable and its replace
+// directives join the session module's. It returns the module paths it
+// used (none without a go.work).
+func (b *Builder) GoWork(ctx context.Context, dir string, progress func(string)) ([]string, error) {
+	file := filepath.Join(dir, "go.work")
+	if !fileExists(file) {
+		return nil, nil
+	}
+	var out bytes.Buffer
+	if err := b.mod.goCmd(ctx, &out, nil, "work", "edit", "-json", file); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", file, err)
+	}
+	var work struct {
+		Use     []struct{ DiskPath string }
+		Replace []struct {
+			Old, New struct{ Path, Version string }
 		}
 	}
-	b.listErrs = map[string]string{}
-}
-
-// listed is one package of `go list -json` output.
-type listed struct {
-	ImportPath string
-	Export     string
-	Standard   bool
-	Error      *struct{ Err string }
-	DepsErrors []struct{ Err string }
-}
-
-// Resolve makes sure the packages (and their dependencies) are built for
-// plugins and known to the Builder. It returns an error naming the first
-// package that cannot be imported.
-func (b *Builder) Resolve(ctx context.Context, paths ...string) error {
+	if err := json.Unmarshal(out.Bytes(), &work); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", file, err)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.resolveLocked(ctx, paths)
+	defer b.forget()
+	var used []string
+	for _, u := range work.Use {
+		d := u.DiskPath
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(dir, d)
+		}
+		path, err := b.mod.use(ctx, d, b.pinned(), progress)
+		if err != nil {
+			return used, fmt.Errorf("%s: use %s: %w", file, u.DiskPath, err)
+		}
+		used = append(used, path)
+	}
+	for _, r := range work.Replace {
+		old, new := r.Old.Path, r.New.Path
+		if r.Old.Version != "" {
+			old += "@" + r.Old.Version
+		}
+		if r.New.Version != "" {
+			new += "@" + r.New.Version
+		} else if !filepath.IsAbs(new) {
+			new = filepath.Join(dir, new)
+		}
+		if err := b.mod.replace(ctx, old, new, b.pinned()); err != nil {
+			return used, fmt.Errorf("%s: replace %s => %s: %w", file, old, new, err)
+		}
+	}
+	return used, nil
 }
 
-func (b *Builder) resolveLocked(ctx context.Context, paths []string) error {
-	var todo []string
-	for _, p := range paths {
-		if msg, bad := b.listErrs[p]; bad {
-			return &ImportError{Path: p, Msg: msg}
-		}
-		if _, ok := b.archives[p]; !ok && p != "unsafe" && p != "C" {
-			todo = append(todo, p)
-		}
-	}
-	if len(todo) == 0 {
-		return nil
-	}
-	sort.Strings(todo)
-	var out bytes.Buffer
-	args := append([]string{"list", "-e", "-export", "-buildmode=plugin", "-deps", "-json=ImportPath,Export,Standard,Error,DepsErrors"}, b.mod.buildFlags()...)
-	args = append(args, todo...)
-	if err := b.mod.goCmd(ctx, &out, args...); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return &ImportError{Path: todo[0], Msg: err.Error()}
-	}
-	dec := json.NewDecoder(&out)
-	for {
-		var p listed
-		if err := dec.Decode(&p); err == io.EOF {
-			break
-		} else if err != nil {
-			return fmt.Errorf("reading go list output: %w", err)
-		}
-		switch {
-		case p.Error != nil:
-			b.listErrs[p.ImportPath] = p.Error.Err
-		case p.Export != "":
-			b.archives[p.ImportPath] = p.Export
+// Attend makes the Builder's on-demand work for the running cell (the
+// Importer resolving packages and fetching the modules that provide them)
+// use ctx and report progress there, until done is called. Failures to
+// fetch a module are tried again from the next Attend on (the network may
+// be back).
+func (b *Builder) Attend(ctx context.Context, progress func(string)) (done func()) {
+	b.mu.Lock()
+	for p, err := range b.listErrs {
+		var fe *FetchError
+		if errors.As(err, &fe) {
+			delete(b.listErrs, p)
 		}
 	}
-	for _, p := range todo {
-		if msg, bad := b.listErrs[p]; bad {
-			return &ImportError{Path: p, Msg: msg}
-		}
-		if _, ok := b.archives[p]; !ok {
-			b.listErrs[p] = "go list built no export data for it"
-			return &ImportError{Path: p, Msg: b.listErrs[p]}
-		}
+	b.mu.Unlock()
+	b.attMu.Lock()
+	b.attCtx, b.attProgress = ctx, progress
+	b.attMu.Unlock()
+	return func() {
+		b.attMu.Lock()
+		b.attCtx, b.attProgress = nil, nil
+		b.attMu.Unlock()
 	}
-	return nil
 }
 
-// ImportError says why a package cannot be imported.
-type ImportError struct {
-	Path string
-	Msg  string
-}
-
-func (e *ImportError) Error() string {
-	msg := strings.TrimSpace(e.Msg)
-	if strings.Contains(msg, e.Path) {
-		return msg
+// attended returns what Attend set, or a context with a generous timeout.
+func (b *Builder) attended() (context.Context, func(string), context.CancelFunc) {
+	b.attMu.Lock()
+	ctx, progress := b.attCtx, b.attProgress
+	b.attMu.Unlock()
+	if ctx != nil {
+		return ctx, progress, func() {}
 	}
-	return fmt.Sprintf("package %s: %s", e.Path, msg)
-}
-
-// Importer returns a go/types importer reading the export data of the
-// packages the Builder resolves (resolving them on demand).
-func (b *Builder) Importer(fset *token.FileSet) types.Importer {
-	return importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		if err := b.Resolve(ctx, path); err != nil {
-			return nil, err
-		}
-		b.mu.Lock()
-		a := b.archives[path]
-		b.mu.Unlock()
-		return os.Open(a)
-	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	return ctx, nil, cancel
 }
 
 // Package is a cell package to build: one Go file of package main.
@@ -285,19 +301,7 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 		}
 	}
 	start := time.Now()
-	done := make(chan struct{})
-	go func() { // a first build of the standard library for plugins takes a while
-		select {
-		case <-time.After(time.Second):
-			if len(missing) > 0 {
-				say("preparing packages for compiled cells (the first time takes longer)…")
-			}
-		case <-done:
-		}
-	}()
-	err := b.resolveLocked(ctx, missing)
-	close(done)
-	if err != nil {
+	if err := b.resolveLocked(ctx, missing, say); err != nil {
 		return nil, err
 	}
 	key := b.key(pkg)
@@ -319,7 +323,11 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 		return nil, err
 	}
 	cfg := filepath.Join(tmp, "importcfg")
-	if err := os.WriteFile(cfg, b.importcfg(), 0o644); err != nil {
+	if err := os.WriteFile(cfg, b.importcfg(true), 0o644); err != nil {
+		return nil, err
+	}
+	linkcfg := filepath.Join(tmp, "importcfg.link")
+	if err := os.WriteFile(linkcfg, b.importcfg(false), 0o644); err != nil {
 		return nil, err
 	}
 	archive := filepath.Join(tmp, "pkg.a")
@@ -340,7 +348,7 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 		say("linking " + pkg.Path + "…")
 	}
 	so := filepath.Join(tmp, "plugin.so")
-	link := []string{"-o", so, "-importcfg", cfg, "-installsuffix", "dynlink", "-pluginpath", pkg.Path,
+	link := []string{"-o", so, "-importcfg", linkcfg, "-installsuffix", "dynlink", "-pluginpath", pkg.Path,
 		"-buildmode=plugin", "-s", "-w", "-checklinkname=0", "-extld=" + strings.Fields(b.tc.CC)[0], archive}
 	if out, err := b.tool(ctx, "link", link...); err != nil {
 		if ctx.Err() != nil {
@@ -392,19 +400,24 @@ func (b *Builder) key(pkg Package) string {
 	imports := append([]string(nil), pkg.Imports...)
 	sort.Strings(imports)
 	for _, p := range imports {
-		fmt.Fprintf(h, "\x00%s=%s", p, b.archives[p])
+		fmt.Fprintf(h, "\x00%s=%s", p, b.archiveOf(p))
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// importcfg lists every package known, for the compiler and the linker.
-func (b *Builder) importcfg() []byte {
+// importcfg lists every package known, for the compiler (with importmap
+// lines sending imports of local packages to their current version) or the
+// linker.
+func (b *Builder) importcfg(compile bool) []byte {
 	paths := make([]string, 0, len(b.archives))
 	for p := range b.archives {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	var buf bytes.Buffer
+	if compile {
+		buf.Write(b.local.importmap())
+	}
 	for _, p := range paths {
 		fmt.Fprintf(&buf, "packagefile %s=%s\n", p, b.archives[p])
 	}

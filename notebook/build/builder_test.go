@@ -79,6 +79,7 @@ var GXSymbols = map[string]any{"show": func(v any) string { return fmt.Sprintf("
 }
 
 func TestCompileErrorsAndBadImports(t *testing.T) {
+	hermetic(t)
 	b := newBuilder(t)
 	ctx := context.Background()
 	_, err := b.Build(ctx, Package{Path: "goaccel.cells/test/bad", Imports: []string{"fmt"}, Source: []byte("package main\n//line cell[4]:1:1\nvar x int = \"s\"\n")}, nil)
@@ -86,7 +87,7 @@ func TestCompileErrorsAndBadImports(t *testing.T) {
 	if !errors.As(err, &ce) || !strings.Contains(ce.Output, "cell[4]:1:13") {
 		t.Fatalf("want a compile error at cell[4]:1:13, got %v", err)
 	}
-	err = b.Resolve(ctx, "no.such.host/pkg")
+	err = b.Resolve(ctx, nil, "no.such.host/pkg")
 	var ie *ImportError
 	if !errors.As(err, &ie) || ie.Path != "no.such.host/pkg" {
 		t.Fatalf("want an import error, got %v", err)

@@ -23,4 +23,21 @@
 // into Go's build cache. Cell builds are cached by content under the cache
 // directory, so running a notebook again in a new kernel loads the plugins
 // it built before.
+//
+// # Modules
+//
+// Resolving an import the session module lacks lets the go command add the
+// module that provides it (fetching it at its latest version, as go get
+// does); Get pins versions (%go get), Use adds a local module (%use), and
+// GoWork applies a go.work. Every change to the session module is checked
+// against the versions the process holds: the modules linked into the
+// kernel (Host.Deps) and those whose packages were resolved for cells (which
+// may be loaded). A change that moves one is undone and reported as a
+// *ConflictError; failures to fetch are *FetchErrors saying what to do
+// (offline, unknown version, private module). The go command runs with the
+// user's environment (GOPROXY, GOPRIVATE, GOFLAGS) as it is at each call.
+//
+// Packages of local modules are compiled by the Builder itself under a path
+// per version of their content (see local.go), so that a module edited
+// while the kernel runs loads beside its earlier version.
 package build

@@ -39,6 +39,10 @@ type Host struct {
 	Trimpath  bool
 	Race      bool
 	SourceDir string // goaccel's module root
+	// Deps are the modules linked into the process that loads the plugins
+	// (path → version, "dir" or "path@version" for a replaced module):
+	// cells may only use these versions of them.
+	Deps map[string]string
 }
 
 // CurrentHost describes this process.
@@ -62,12 +66,28 @@ func CurrentHost() (Host, error) {
 			h.Race = s.Value == "true"
 		}
 	}
+	h.Deps = map[string]string{}
+	for _, d := range bi.Deps {
+		h.Deps[d.Path] = moduleVersion(d.Version, d.Replace)
+	}
 	dir, err := sourceDir()
 	if err != nil {
 		return h, err
 	}
 	h.SourceDir = dir
 	return h, nil
+}
+
+// moduleVersion is how Host.Deps and the session's build list write a
+// module's version: its version, or where it is replaced to.
+func moduleVersion(version string, replace *debug.Module) string {
+	if replace == nil {
+		return version
+	}
+	if replace.Version == "" {
+		return replace.Path
+	}
+	return replace.Path + "@" + replace.Version
 }
 
 // sourceDir finds goaccel's module root.

@@ -267,24 +267,35 @@ func Blank(src string, units []Unit, keep func(Unit) bool) string {
 // Magic is a leading line of a cell that starts with % or !.
 type Magic struct {
 	Line int    // 1-based line in the cell
-	Text string // the line without its line break
+	Text string // the line without its line break (a continued ! line: all its lines)
 }
 
 // SplitMagics takes the magic lines at the start of a cell (lines starting
 // with % or !, possibly after blank lines) and returns them with the rest of
 // the cell, in which the magic lines are blanked so positions still match the
-// cell. A line `%%name` (cell magic) is returned like a line magic.
+// cell. A line `%%name` (cell magic) is returned like a line magic. A `!` line
+// ending in a backslash continues on the next line, as in the shell (the
+// Magic's Text keeps the backslash and the line breaks; sh removes both).
 func SplitMagics(src string) (magics []Magic, code string) {
 	lines := strings.SplitAfter(src, "\n")
 	var out strings.Builder
 	inMagics := true
-	for i, l := range lines {
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
 		t := strings.TrimSpace(l)
 		if inMagics && (strings.HasPrefix(t, "%") || strings.HasPrefix(t, "!")) {
-			magics = append(magics, Magic{Line: i + 1, Text: strings.TrimRight(t, "\r\n")})
+			m := Magic{Line: i + 1, Text: strings.TrimRight(t, "\r\n")}
 			if strings.HasSuffix(l, "\n") {
 				out.WriteString("\n")
 			}
+			for strings.HasPrefix(t, "!") && continued(m.Text) && i+1 < len(lines) {
+				i++
+				m.Text += "\n" + strings.TrimRight(lines[i], "\r\n")
+				if strings.HasSuffix(lines[i], "\n") {
+					out.WriteString("\n")
+				}
+			}
+			magics = append(magics, m)
 			continue
 		}
 		if t != "" {
@@ -293,4 +304,10 @@ func SplitMagics(src string) (magics []Magic, code string) {
 		out.WriteString(l)
 	}
 	return magics, out.String()
+}
+
+// continued reports whether a shell line ends in an unescaped backslash.
+func continued(line string) bool {
+	n := len(line) - len(strings.TrimRight(line, "\\"))
+	return n%2 == 1
 }

@@ -59,6 +59,22 @@ func TestSplitMagics(t *testing.T) {
 	}
 }
 
+func TestSplitMagicsContinuesShellLines(t *testing.T) {
+	m, code := SplitMagics("!echo a \\\n  b \\\n  c\n!echo d\\\\\nx := 1")
+	// An escaped backslash does not continue the line.
+	if len(m) != 2 || m[0].Text != "!echo a \\\n  b \\\n  c" || m[0].Line != 1 || m[1].Text != "!echo d\\\\" || m[1].Line != 4 {
+		t.Fatalf("magics: %+v", m)
+	}
+	if code != "\n\n\n\nx := 1" {
+		t.Errorf("code: %q", code)
+	}
+	// Only shell lines continue.
+	m, code = SplitMagics("%time \\\nx")
+	if len(m) != 1 || m[0].Text != "%time \\" || code != "\nx" {
+		t.Errorf("%%time line: %+v %q", m, code)
+	}
+}
+
 func FuzzSplit(f *testing.F) {
 	for _, s := range []string{"x := 1", "import \"fmt\"\nfunc f() {}\nf()", "type T struct{}\n", "func (", "\"unterminated", "{{{", "}}}", "a; b; ;;", "func() { }()", "/* c */ var x int // d\n"} {
 		f.Add(s)

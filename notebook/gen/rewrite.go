@@ -138,6 +138,11 @@ func (g *gen) ident(id *ast.Ident, parent ast.Node) {
 		g.keepName(id)
 		return
 	}
+	if b, ok := obj.(*types.Builtin); ok && b.Name() == "new" && g.sourceText(id) != "new" {
+		// The zero value check gives a var statement (x = *new(T), at
+		// x's position): varStatement writes it.
+		return
+	}
 	if sel, ok := parent.(*ast.SelectorExpr); ok && sel.Sel == id {
 		// A selected name: only methods declared in cells are renamed.
 		if fn, ok := obj.(*types.Func); ok && fn.Type().(*types.Signature).Recv() != nil {

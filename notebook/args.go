@@ -1,0 +1,77 @@
+package notebook
+
+// %args: the command-line arguments cells see.
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"strings"
+)
+
+// setArgs makes args the process's os.Args[1:], which cells share with the
+// kernel, and gives package flag a fresh flag set, as a new run of a
+// program would have: flag.Parse in a cell (gxrt.FlagParse) parses
+// os.Args[1:], and cells that define flags can run again.
+func setArgs(args []string) {
+	os.Args = append([]string{os.Args[0]}, args...)
+	fs := flag.NewFlagSet(os.Args[0], flag.ContinueOnError)
+	fs.Usage = func() { flag.Usage() }
+	flag.CommandLine = fs
+}
+
+// splitArgs splits a line into words as sh does for plain words: blanks
+// separate them, '...' and "..." quote (with \ escaping ", \, $ and ` in
+// double quotes), \ escapes the next character outside quotes.
+func splitArgs(line string) ([]string, error) {
+	var args []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				args = append(args, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '\\':
+			inWord = true
+			if i+1 < len(line) {
+				i++
+				cur.WriteByte(line[i])
+			}
+		case c == '\'':
+			inWord = true
+			j := strings.IndexByte(line[i+1:], '\'')
+			if j < 0 {
+				return nil, errors.New("unterminated ' quote")
+			}
+			cur.WriteString(line[i+1 : i+1+j])
+			i += j + 1
+		case c == '"':
+			inWord = true
+			i++
+			for ; i < len(line) && line[i] != '"'; i++ {
+				if line[i] == '\\' && i+1 < len(line) && strings.IndexByte("\"\\$`", line[i+1]) >= 0 {
+					i++
+				}
+				cur.WriteByte(line[i])
+			}
+			if i >= len(line) {
+				return nil, errors.New(`unterminated " quote`)
+			}
+		default:
+			inWord = true
+			cur.WriteByte(c)
+		}
+	}
+	if inWord {
+		args = append(args, cur.String())
+	}
+	if args == nil {
+		args = []string{}
+	}
+	return args, nil
+}

@@ -1,0 +1,3 @@
+module example.com/gxlocal
+
+go 1.22

@@ -1,0 +1,3 @@
+module example.com/gxfix/auto
+
+go 1.22

@@ -1,0 +1,5 @@
+// Package dep is a fixture module served by a file-based proxy.
+package dep
+
+// Version says which version of the module this is.
+func Version() string { return "dep v1.0.0" }

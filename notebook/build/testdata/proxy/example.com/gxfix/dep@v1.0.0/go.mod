@@ -1,0 +1,3 @@
+module example.com/gxfix/dep
+
+go 1.22

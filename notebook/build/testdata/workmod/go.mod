@@ -1,0 +1,3 @@
+module example.com/gxwork
+
+go 1.22

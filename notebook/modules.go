@@ -1,0 +1,190 @@
+package notebook
+
+// Modules for compiled cells: %go get, %go mod, %use, a go.work beside the
+// notebook, and the errors of imports that need a module.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/notebook/build"
+	"github.com/goaccel/goaccel/notebook/check"
+)
+
+// noModules is the error of a module magic when cells are interpreted.
+func (e *Engine) noModules(magic string) *frontend.Error {
+	return magicError("%s: compiled cells are unavailable here (%s), and modules need them: "+
+		"cells can import only the standard library and the packages linked into the kernel", magic, e.compReason())
+}
+
+// compReason says why compiled cells are unavailable.
+func (e *Engine) compReason() string {
+	var u *build.Unavailable
+	if errors.As(e.compErr, &u) {
+		return u.Reason
+	}
+	if e.compErr == nil {
+		return "unknown"
+	}
+	return e.compErr.Error()
+}
+
+// progress reports what the toolchain does on the cell's stderr.
+func (e *Engine) progress(msg string) { e.out.write("stderr", []byte("goaccel: "+msg+"\n")) }
+
+// goMagic runs %go get MODULE@VERSION... and %go mod.
+func (e *Engine) goMagic(ctx context.Context, arg string) *frontend.Error {
+	f := strings.Fields(arg)
+	if len(f) == 0 {
+		return magicError("%%go: say what: %%go get MODULE@VERSION, %%go mod")
+	}
+	if e.builder == nil {
+		return e.noModules("%go " + f[0])
+	}
+	switch f[0] {
+	case "get":
+		if len(f) == 1 {
+			return magicError("%%go get: name a module, e.g. %%go get gonum.org/v1/plot@v0.17.0 (@latest for the latest version)")
+		}
+		if err := e.builder.Get(ctx, e.progress, f[1:]...); err != nil {
+			if isCtxErr(err) && ctx.Err() != nil {
+				return errInterrupted()
+			}
+			return moduleError("%go get", err)
+		}
+		mod, _ := e.builder.GoMod()
+		for _, q := range f[1:] {
+			p, _, _ := strings.Cut(q, "@")
+			if v, ok := requiredVersion(mod, p); ok {
+				e.out.write("stdout", []byte(fmt.Sprintf("%s %s\n", p, v)))
+			}
+		}
+	case "mod":
+		if len(f) > 1 {
+			return magicError("%%go mod takes no arguments: it shows the session module's go.mod")
+		}
+		mod, err := e.builder.GoMod()
+		if err != nil {
+			return magicError("%%go mod: %v", err)
+		}
+		e.out.write("stdout", []byte(mod))
+	default:
+		return magicError("%%go %s: unknown; %%go get MODULE@VERSION adds or pins a module, %%go mod shows the session's go.mod (use !go %s for the go command itself)", f[0], arg)
+	}
+	return nil
+}
+
+// requiredVersion finds the version go.mod requires module at.
+func requiredVersion(gomod, module string) (string, bool) {
+	for _, l := range strings.Split(gomod, "\n") {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(l), "require "))
+		if len(f) >= 2 && f[0] == module {
+			return f[1], true
+		}
+	}
+	return "", false
+}
+
+// useMagic runs %use DIR (a local module) and %use (the go.work beside the
+// notebook, again).
+func (e *Engine) useMagic(ctx context.Context, arg string) *frontend.Error {
+	if e.builder == nil {
+		return e.noModules("%use")
+	}
+	if arg == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return magicError("%%use: %v", err)
+		}
+		used, err := e.builder.GoWork(ctx, wd, e.progress)
+		if err != nil {
+			return moduleError("%use", err)
+		}
+		if used == nil {
+			return magicError("%%use: no go.work in %s; name a module's directory: %%use ./mylib", wd)
+		}
+		e.out.write("stdout", []byte("using "+strings.Join(used, ", ")+" (go.work)\n"))
+		return nil
+	}
+	dir := arg
+	if strings.HasPrefix(dir, "~") {
+		dir = getenvOr("HOME", "~") + dir[1:]
+	}
+	path, err := e.builder.Use(ctx, dir, e.progress)
+	if err != nil {
+		return moduleError("%use "+arg, err)
+	}
+	e.out.write("stdout", []byte(fmt.Sprintf("using %s from %s; after editing it, run %%use again to load the new version\n", path, arg)))
+	return nil
+}
+
+// applyGoWork applies a go.work in the working directory before the first
+// compiled cell (the kernel starts in the notebook's directory).
+func (e *Engine) applyGoWork(ctx context.Context) {
+	if e.workDone || e.builder == nil {
+		return
+	}
+	e.workDone = true
+	wd, err := os.Getwd()
+	if err != nil {
+		return
+	}
+	used, err := e.builder.GoWork(ctx, wd, e.progress)
+	if err != nil {
+		e.progress(fmt.Sprintf("the go.work in %s was not applied: %v", wd, err))
+		return
+	}
+	if len(used) > 0 {
+		e.progress("using " + strings.Join(used, ", ") + " (go.work beside the notebook; %use with no argument reloads them)")
+	}
+}
+
+// moduleError is the cell error of a failed module operation.
+func moduleError(what string, err error) *frontend.Error {
+	var ce *build.ConflictError
+	var fe *build.FetchError
+	name := "ModuleError"
+	switch {
+	case errors.As(err, &ce):
+		name = "VersionConflict"
+	case errors.As(err, &fe):
+		name = "FetchError"
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, what) {
+		msg = what + ": " + msg
+	}
+	return &frontend.Error{Name: name, Value: msg, Traceback: strings.Split(msg, "\n")}
+}
+
+// importFailure turns a type-checker error that an import failed into the
+// Builder's account of why (which module, and what to do), or returns nil.
+func (e *Engine) importFailure(ce *check.Error, lines []string) *frontend.Error {
+	if e.builder == nil || len(ce.Diags) == 0 {
+		return nil
+	}
+	rest, ok := strings.CutPrefix(ce.Diags[0].Msg, "could not import ")
+	if !ok {
+		return nil
+	}
+	path, _, _ := strings.Cut(rest, " ")
+	ie := e.builder.ImportProblem(path)
+	if ie == nil {
+		return nil
+	}
+	name := "ImportError"
+	var conflict *build.ConflictError
+	if errors.As(ie, &conflict) {
+		name = "VersionConflict"
+	}
+	tb := []string{ce.Diags[0].Pos.String() + ": could not import " + path}
+	if len(lines) > 1 {
+		tb = append(tb, lines[1:]...)
+	}
+	tb = append(tb, strings.Split(ie.Error(), "\n")...)
+	return &frontend.Error{Name: name, Value: ie.Error(), Traceback: tb}
+}
