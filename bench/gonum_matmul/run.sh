@@ -5,4 +5,5 @@
 # (target >= 0.8) and fails below it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-go run ./bench/gonum_matmul "$@"
+# Linked as the kernel is (see the Makefile's LDFLAGS): it runs the notebook engine.
+go run -ldflags="-checklinkname=0 -extldflags=-Wl,-z,lazy -X github.com/goaccel/goaccel/notebook/build.SourceDir=$PWD" ./bench/gonum_matmul "$@"
