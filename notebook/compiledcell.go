@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"go/types"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -102,7 +103,7 @@ func (e *Engine) logBindings(bindings []check.Binding, imports []*check.Import, 
 	defer e.mu.Unlock()
 	for _, im := range imports {
 		src := "import " + strconv.Quote(im.Path)
-		if im.Name != "" {
+		if im.Name != "" && im.Name != path.Base(im.Path) {
 			src = "import " + im.Name + " " + strconv.Quote(im.Path)
 		}
 		if im.Name != "_" && im.Name != "." {
