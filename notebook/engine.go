@@ -234,6 +234,9 @@ func New(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.startCompiled()
+	// Cells see a program started without arguments, as go run starts it,
+	// not the kernel's command line (%args gives them some).
+	setArgs(nil)
 	if opts.Capture != nil {
 		opts.Capture.SetOutput(func(stream string, p []byte) {
 			if stream == "stderr" {
