@@ -244,6 +244,9 @@ func (st *state) checkOnce() (*Cell, []Diag) {
 	if perr != nil {
 		return nil, perr.Diags
 	}
+	if d := embedDirectives(st.src, st.n); d != nil {
+		return nil, d
+	}
 	c := &Cell{N: st.n, Src: st.src, Fset: s.fset, s: s, aliases: map[types.Object]*Entry{}, units: map[ast.Decl]*Unit{}, texts: p.texts}
 	for d, u := range p.units {
 		c.units[d] = u
@@ -774,4 +777,21 @@ func uniq(ss []string) []string {
 		}
 	}
 	return out
+}
+
+// embedDirectives refuses //go:embed: a cell has no package directory for
+// its patterns to be relative to, and the generated package would embed
+// nothing — a silently empty variable. The message says what to do instead.
+func embedDirectives(src string, n int) []Diag {
+	var diags []Diag
+	for i, line := range strings.Split(src, "\n") {
+		trimmed := strings.TrimLeft(line, " \t")
+		if strings.HasPrefix(trimmed, "//go:embed") {
+			diags = append(diags, Diag{
+				Pos: token.Position{Filename: FileName(n), Line: i + 1, Column: len(line) - len(trimmed) + 1},
+				Msg: "//go:embed is not supported in notebook cells (a cell has no package directory to embed files from): read the files with os.ReadFile or os.DirFS",
+			})
+		}
+	}
+	return diags
 }

@@ -276,3 +276,13 @@ func TestRerun(t *testing.T) {
 		t.Fatal("a cell whose bindings changed ran again")
 	}
 }
+
+// TestEmbedIsRefused: //go:embed would silently embed nothing.
+func TestEmbedIsRefused(t *testing.T) {
+	s := newSession(t)
+	_, err := s.Check("import _ \"embed\"\n\n//go:embed notes.txt\nvar notes string", 1)
+	var ce *Error
+	if !errors.As(err, &ce) || !strings.Contains(ce.Error(), "cell[1]:3:1: //go:embed is not supported") {
+		t.Fatalf("err = %v", err)
+	}
+}
