@@ -127,7 +127,10 @@ type Engine struct {
 	carried    map[string][]byte // worker: values to restore
 	results    [][]byte          // worker: encoded results
 	resultErr  string            // worker: the function's returned error
-	closed     bool
+	// resultTypes are the result types of recently prepared compiled
+	// launches (see launch_compiled.go).
+	resultTypes []launchTypes
+	closed      bool
 
 	// compiled cells (see compiledcell.go); comp is nil when they are
 	// unavailable, compErr says why.

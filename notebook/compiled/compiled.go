@@ -56,6 +56,12 @@ type Session struct {
 	// Late hears what goroutines of cells that already ended report: a
 	// panic (with its stack) or os.Exit.
 	Late func(msg string)
+
+	// pending is the unit whose code is running, before it commits (see
+	// Pending); guarded by pendingMu because the running code may ask from
+	// any of its goroutines.
+	pendingMu sync.Mutex
+	pending   *unit
 }
 
 // unit is a loaded cell package.
@@ -314,6 +320,8 @@ func (s *Session) execute(ctx context.Context, u *unit, n int, built bool) (*Res
 	runFn, _ := u.syms["run"].(func())
 	r := newRun(s, n)
 	defer r.end()
+	s.setPending(u)
+	defer s.setPending(nil)
 	// A cell whose package-level variables fail to initialize binds
 	// nothing: its declarations never came into being.
 	if err := r.call(ctx, initFn); err != nil {
@@ -390,6 +398,47 @@ func (s *Session) Func(name string) (reflect.Value, bool) {
 		return reflect.Value{}, false
 	}
 	return h.fn, true
+}
+
+// Pending returns the cell whose code is running, nil when none. What it
+// declares is committed only when its code ends, but that code may already
+// hand one of its functions to a launcher, which must then see the cell's
+// declarations beside the session's.
+func (s *Session) Pending() *check.Cell {
+	s.pendingMu.Lock()
+	defer s.pendingMu.Unlock()
+	if s.pending == nil {
+		return nil
+	}
+	return s.pending.cell
+}
+
+// PendingValue returns the storage of a variable that the running cell
+// declares with storage of its own (addressable), before it is committed.
+// A variable declared again with the type it had keeps the session's
+// storage: Value finds it.
+func (s *Session) PendingValue(name string) (reflect.Value, bool) {
+	s.pendingMu.Lock()
+	u := s.pending
+	s.pendingMu.Unlock()
+	if u == nil {
+		return reflect.Value{}, false
+	}
+	p, ok := u.syms["v:"+name]
+	if !ok {
+		return reflect.Value{}, false
+	}
+	v := reflect.ValueOf(p)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return reflect.Value{}, false
+	}
+	return v.Elem(), true
+}
+
+func (s *Session) setPending(u *unit) {
+	s.pendingMu.Lock()
+	s.pending = u
+	s.pendingMu.Unlock()
 }
 
 // langVersion is the language version of the running toolchain (go1.26).
