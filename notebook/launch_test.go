@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,11 +29,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// testWorkerSymbols are the interpreter's extra symbol tables in a test
+// worker (a test that interprets sets them).
+var testWorkerSymbols []map[string]map[string]reflect.Value
+
 // testWorkerMain is cmd/kernel's worker role with a default engine.
 func testWorkerMain() int {
-	t0 := time.Now()
-	e, err := New(Options{Version: "test", Interpret: os.Getenv(envTestInterpret) == "1"})
-	fmt.Fprintln(os.Stderr, "TRACE New", time.Since(t0))
+	e, err := New(Options{Version: "test", Interpret: os.Getenv(envTestInterpret) == "1", Symbols: testWorkerSymbols})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "test worker:", err)
 		return 1
