@@ -45,6 +45,9 @@ type launchPayload struct {
 	Args    []json.RawMessage `json:"args"`
 	// Variadic marks a function whose last parameter is ...T (Params holds []T).
 	Variadic bool `json:"variadic,omitempty"`
+	// Archives are the export data files the kernel's builder knows, by
+	// import path (compiled cells; see prebuildWorker).
+	Archives map[string]string `json:"archives,omitempty"`
 }
 
 type carriedVar struct {

@@ -38,6 +38,7 @@ import (
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/launcher"
 	"github.com/goaccel/goaccel/notebook/check"
+	"github.com/goaccel/goaccel/notebook/compiled"
 )
 
 // replayItem is one declaration of the notebook that a launched function
@@ -502,6 +503,7 @@ func (e *Engine) prepareCompiled(fn any, args []any) ([]byte, error) {
 		return nil, err
 	}
 	p.Imports = replayImports(w, names, p.Decls)
+	e.prebuildWorker(&p)
 	b, err := json.Marshal(p)
 	if err != nil {
 		return nil, err
@@ -800,11 +802,19 @@ const (
 	resultPrefix = "gxLaunchResult"
 )
 
-// runCompiledWorker is Run for compiled cells: one cell declares
-// everything, the carried values are set into its variables, a second cell
-// calls the function (one cell does both when nothing is carried).
-func (e *Engine) runCompiledWorker(ctx context.Context, p launchPayload) ([]byte, error) {
-	cells := &workerCells{e: e, ctx: ctx, io: &workerIO{forward: display.Current()}}
+// workerPlan is what a worker runs: the cells, and the names they give
+// the arguments and the results.
+type workerPlan struct {
+	cells            []string
+	argName, resName string
+}
+
+// planWorker writes the worker's cells for p: one declares everything (the
+// carried variables and the arguments as `var x T`), and a second calls the
+// function once the values are set; one cell does both when nothing is
+// carried. The kernel plans the same cells to build them before the
+// workers start (prebuildWorker).
+func planWorker(p launchPayload) workerPlan {
 	argName, resName := workerNames(p)
 	var decl strings.Builder
 	for _, im := range p.Imports {
@@ -820,26 +830,66 @@ func (e *Engine) runCompiledWorker(ctx context.Context, p launchPayload) ([]byte
 		fmt.Fprintf(&decl, "var %s%d %s\n", argName, i, t)
 	}
 	call := callStatement(p, argName, resName)
-	carried := len(p.Params) > 0
-	for _, v := range p.Vars {
-		carried = carried || v.Value != nil
+	plan := workerPlan{argName: argName, resName: resName}
+	if carries(p) {
+		plan.cells = []string{decl.String(), call}
+	} else {
+		plan.cells = []string{decl.String() + call}
 	}
-	if !carried {
-		if err := cells.run("replaying the notebook's declarations", decl.String()+call, true); err != nil {
+	return plan
+}
+
+// carries reports whether values travel with p.
+func carries(p launchPayload) bool {
+	if len(p.Params) > 0 {
+		return true
+	}
+	for _, v := range p.Vars {
+		if v.Value != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// prebuildWorker builds the cells the workers will run, in the kernel,
+// once: the workers then find their plugins in the build cache instead of
+// each building the same ones at the same time. It also records in p the
+// export data the kernel's builder knows, so that a worker on this machine
+// does not ask the go command for it again. A failure is left to the
+// workers to report, in their words.
+func (e *Engine) prebuildWorker(p *launchPayload) {
+	ctx := launcher.CellContext()
+	opts := compiled.Options{Builder: e.builder, AutoImport: e.autoImportPath}
+	_ = compiled.Prebuild(ctx, opts, planWorker(*p).cells)
+	p.Archives = e.builder.Archives()
+}
+
+// runCompiledWorker is Run for compiled cells: it runs the planned cells,
+// setting the carried values and the arguments into the variables the
+// first one declares before the call.
+func (e *Engine) runCompiledWorker(ctx context.Context, p launchPayload) ([]byte, error) {
+	if len(p.Archives) > 0 {
+		e.builder.UseArchives(p.Archives)
+	}
+	plan := planWorker(p)
+	cells := &workerCells{e: e, ctx: ctx, io: &workerIO{forward: display.Current()}}
+	if len(plan.cells) == 1 {
+		if err := cells.run("replaying the notebook's declarations", plan.cells[0], true); err != nil {
 			return nil, err
 		}
-		return e.workerResults(p, resName)
+		return e.workerResults(p, plan.resName)
 	}
-	if err := cells.run("replaying the notebook's declarations", decl.String(), false); err != nil {
+	if err := cells.run("replaying the notebook's declarations", plan.cells[0], false); err != nil {
 		return nil, err
 	}
-	if err := e.setCarried(p, argName); err != nil {
+	if err := e.setCarried(p, plan.argName); err != nil {
 		return nil, err
 	}
-	if err := cells.run("", call, true); err != nil {
+	if err := cells.run("", plan.cells[1], true); err != nil {
 		return nil, err
 	}
-	return e.workerResults(p, resName)
+	return e.workerResults(p, plan.resName)
 }
 
 // workerNames picks the names of the argument and result variables: none

@@ -18,6 +18,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"math"
 	"plugin"
 	"reflect"
 	"runtime"
@@ -145,6 +146,26 @@ func (s *Session) Run(ctx context.Context, src string, n int, progress func(stri
 	if err != nil {
 		return nil, err
 	}
+	u, built, err := s.build(ctx, c, progress)
+	if err != nil {
+		return nil, err
+	}
+	if u.syms, err = load(built.Plugin); err != nil {
+		return nil, err
+	}
+	s.order = append(s.order, c)
+	s.units[u.path] = u
+	res, err := s.execute(ctx, u, n, !built.Cached)
+	if res != nil {
+		res.Warnings = c.Warnings
+		res.AutoImports = c.AutoImports
+	}
+	return res, err
+}
+
+// build generates the package of a checked cell and builds it (or finds it
+// in the cache). The unit it returns is not loaded yet.
+func (s *Session) build(ctx context.Context, c *check.Cell, progress func(string)) (*unit, *build.Built, error) {
 	reuse := map[string]*check.Entry{}
 	for _, h := range c.Hoisted {
 		if old := s.chk.Lookup(h.Name); old != nil && old.Kind == check.VarEntry && h.Obj != nil && types.Identical(old.Obj.Type(), h.Obj.Type()) && old.Home != nil {
@@ -168,33 +189,44 @@ func (s *Session) Run(ctx context.Context, src string, n int, progress func(stri
 	in := gen.Input{Cell: c, Home: s.homePath, FieldHome: func(f *types.Var) string { return s.fields[f] }, Reuse: reuse}
 	out, err := gen.Generate(in)
 	if err != nil {
-		return nil, &BuildError{Err: fmt.Errorf("goaccel cannot translate this cell: %w", err)}
+		return nil, nil, &BuildError{Err: fmt.Errorf("goaccel cannot translate this cell: %w", err)}
 	}
 	path := s.pathFor(out)
 	built, err := s.opts.Builder.Build(ctx, build.Package{Path: path, Source: out.Source, Imports: out.Imports}, progress)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 		var ce *build.CompileError
 		if errors.As(err, &ce) {
-			return nil, &BuildError{Err: err, Source: out.Source}
+			return nil, nil, &BuildError{Err: err, Source: out.Source}
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	syms, err := load(built.Plugin)
-	if err != nil {
-		return nil, err
+	return &unit{path: path, cell: c, out: out}, built, nil
+}
+
+// Prebuild builds cells (numbered from 1) the way a fresh session running
+// them would, into the build cache, without loading or running them: a
+// process that then runs the same cells in a fresh session with a Builder
+// of the same configuration (a launched worker) finds every plugin built.
+// Each cell is committed at the type level only, for the next one to be
+// checked against it.
+func Prebuild(ctx context.Context, opts Options, cells []string) error {
+	s := New(opts)
+	for i, src := range cells {
+		c, err := s.chk.Check(src, i+1)
+		if err != nil {
+			return err
+		}
+		u, _, err := s.build(ctx, c, nil)
+		if err != nil {
+			return err
+		}
+		s.units[u.path] = u
+		s.commit(u, math.MaxInt) // every statement "ran"
 	}
-	u := &unit{path: path, syms: syms, cell: c, out: out}
-	s.order = append(s.order, c)
-	s.units[path] = u
-	res, err := s.execute(ctx, u, n, !built.Cached)
-	if res != nil {
-		res.Warnings = c.Warnings
-		res.AutoImports = c.AutoImports
-	}
-	return res, err
+	return nil
 }
 
 // loadMu serializes plugin loading: a plugin's package registers its
