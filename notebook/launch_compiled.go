@@ -577,7 +577,13 @@ func replayDecls(items map[string]*replayItem) []string {
 	})
 	var out []string
 	for _, u := range units {
-		out = append(out, unitSource(u, byUnit[u])...)
+		srcs := unitSource(u, byUnit[u])
+		if len(srcs) == 1 && srcs[0] == u.Src && u.Cell > 0 {
+			// The worker's positions are the notebook's: a panic's
+			// traceback names the cell and line the user wrote.
+			srcs[0] = fmt.Sprintf("//line %s:%d:%d\n%s", check.FileName(u.Cell), u.Line, u.Col, u.Src)
+		}
+		out = append(out, srcs...)
 	}
 	sort.Slice(loose, func(i, j int) bool { return loose[i].key < loose[j].key })
 	for _, it := range loose {
@@ -1008,13 +1014,24 @@ func (w *workerCells) run(what, code string, calls bool) error {
 		return nil
 	}
 	if rep.Err.Name == "panic" {
-		return &launcher.PanicError{Value: rep.Err.Value, Stack: strings.Join(rep.Err.Traceback, "\n")}
+		return &launcher.PanicError{Value: rep.Err.Value, Stack: strings.Join(withoutCallCell(rep.Err.Traceback), "\n")}
 	}
 	replay := what != "" && (!calls || compileErrorNames[rep.Err.Name])
 	if replay {
 		return fmt.Errorf("%s: %s: %s\n%s", what, rep.Err.Name, rep.Err.Value, strings.Join(rep.Err.Traceback, "\n"))
 	}
 	return fmt.Errorf("%s: %s", rep.Err.Name, rep.Err.Value)
+}
+
+// withoutCallCell drops from a panic's traceback the frame of the
+// worker's own cell that called the function: its position is in no cell
+// of the notebook (the function's frames keep the notebook's positions).
+func withoutCallCell(tb []string) []string {
+	n := len(tb)
+	if n >= 2 && tb[n-2] == "main.<cell>()" && strings.HasPrefix(tb[n-1], "\t") {
+		return tb[:n-2]
+	}
+	return tb
 }
 
 // compileErrorNames are the errors of a cell that did not get to run.

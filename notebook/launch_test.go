@@ -179,7 +179,16 @@ fmt.Printf("%v\n", err)`)
 	if r.Err != nil {
 		t.Fatalf("cell failed: %v", r.Err)
 	}
-	wantIn(t, "panic report", io.text("stdout")+io.text("stderr"), "assignment to entry in nil map", "main.explode()")
+	counter.Lock()
+	declCell := counter.n - 1
+	counter.Unlock()
+	report := io.text("stdout") + io.text("stderr")
+	// The worker's frames have the notebook's positions; the worker's own
+	// calling cell is not shown.
+	wantIn(t, "panic report", report, "assignment to entry in nil map", "main.explode()", fmt.Sprintf("\tcell[%d]:12:3\n", declCell))
+	if strings.Contains(report, "<cell>") {
+		t.Errorf("the panic report shows the worker's calling cell:\n%s", report)
+	}
 
 	r, io = runLaunch(t, e, `_, err = debuglauncher.DebugLauncher(refuse, nil, 2)
 fmt.Println(err)`)
