@@ -121,8 +121,17 @@ func (e *Engine) importPath(name string, pc *parsedCell) string {
 func (e *Engine) launchName(name string, fn any) any {
 	e.launchMu.Lock()
 	e.launchFunc = name
+	e.launchFuncPtr = funcPointer(fn)
 	e.launchMu.Unlock()
 	return fn
+}
+
+// funcPointer identifies a function value (0 for anything else).
+func funcPointer(fn any) uintptr {
+	if v := reflect.ValueOf(fn); v.Kind() == reflect.Func {
+		return v.Pointer()
+	}
+	return 0
 }
 
 // Prepare implements launcher.Session.

@@ -283,6 +283,33 @@ func usedKeys(info *types.Info, node ast.Node) []string {
 // typeKeys returns the keys of the notebook's named types t is built from.
 func typeKeys(t types.Type) []string {
 	var out []string
+	namedIn(t, func(n *types.Named) {
+		if k := objKey(n.Origin().Obj()); k != "" {
+			out = append(out, k)
+		}
+	})
+	return out
+}
+
+// unnameable returns why a worker's cell cannot write the type t, or "".
+func unnameable(t types.Type) string {
+	why := ""
+	namedIn(t, func(n *types.Named) {
+		o := n.Origin().Obj()
+		switch {
+		case why != "" || o.Pkg() == nil:
+		case o.Pkg().Path() == "main" && objKey(o) == "":
+			why = "its type " + o.Name() + " is declared inside a function"
+		case o.Pkg().Path() != "main" && !o.Exported():
+			why = "its type " + o.Pkg().Path() + "." + o.Name() + " is not exported by its package"
+		}
+	})
+	return why
+}
+
+// namedIn calls visit for every named type t is built from (not looking
+// into the named types' own definitions).
+func namedIn(t types.Type, visit func(*types.Named)) {
 	seen := map[types.Type]bool{}
 	var walk func(types.Type)
 	walk = func(t types.Type) {
@@ -290,13 +317,9 @@ func typeKeys(t types.Type) []string {
 			return
 		}
 		seen[t] = true
-		switch t := t.(type) {
-		case *types.Alias:
-			walk(types.Unalias(t))
+		switch t := types.Unalias(t).(type) {
 		case *types.Named:
-			if k := objKey(t.Origin().Obj()); k != "" {
-				out = append(out, k)
-			}
+			visit(t)
 			for i := 0; i < t.TypeArgs().Len(); i++ {
 				walk(t.TypeArgs().At(i))
 			}
@@ -332,46 +355,6 @@ func typeKeys(t types.Type) []string {
 		}
 	}
 	walk(t)
-	return out
-}
-
-// localType returns a notebook type t is built from that is declared
-// inside a function (a worker cannot name it), or nil.
-func localType(t types.Type) *types.TypeName {
-	var found *types.TypeName
-	seen := map[types.Type]bool{}
-	var walk func(types.Type)
-	walk = func(t types.Type) {
-		if t == nil || seen[t] || found != nil {
-			return
-		}
-		seen[t] = true
-		switch t := types.Unalias(t).(type) {
-		case *types.Named:
-			o := t.Origin().Obj()
-			if o.Pkg() != nil && o.Pkg().Path() == "main" && objKey(o) == "" {
-				found = o
-			}
-			for i := 0; i < t.TypeArgs().Len(); i++ {
-				walk(t.TypeArgs().At(i))
-			}
-		case *types.Pointer:
-			walk(t.Elem())
-		case *types.Slice:
-			walk(t.Elem())
-		case *types.Array:
-			walk(t.Elem())
-		case *types.Map:
-			walk(t.Key())
-			walk(t.Elem())
-		case *types.Struct:
-			for i := 0; i < t.NumFields(); i++ {
-				walk(t.Field(i).Type())
-			}
-		}
-	}
-	walk(t)
-	return found
 }
 
 // replayNames writes type expressions for the workers: the notebook's
@@ -466,35 +449,24 @@ func (e *Engine) resultTypesOf(payload []byte) []reflect.Type {
 
 // prepareCompiled is Prepare for compiled cells.
 func (e *Engine) prepareCompiled(fn any, args []any) ([]byte, error) {
-	e.launchMu.Lock()
-	name := e.launchFunc
-	// The name is used once: a later launch of a function value the cell
-	// did not name (a closure) must not launch this one again.
-	e.launchFunc = ""
-	e.launchMu.Unlock()
-	if name == "" {
-		return nil, errors.New("the function to launch must be a function declared in a cell (func train(...) {...}), passed by its name")
+	name, err := e.takeLaunchName(fn)
+	if err != nil {
+		return nil, err
 	}
 	w := newReplayWorld(e.comp.Checker(), e.comp.Pending())
 	items := w.closure(name)
-	root := items[name]
-	fnObj, _ := rootFunc(root)
-	if fnObj == nil || name == "main" {
-		return nil, fmt.Errorf("%s is not a function declared in a cell; launched functions must be declared with func %s(...) so the workers can rebuild them", name, name)
-	}
-	sig := fnObj.Type().(*types.Signature)
-	if sig.TypeParams().Len() > 0 {
-		return nil, fmt.Errorf("%s is generic; launch a non-generic function", name)
+	sig, err := launchedSignature(name, items[name])
+	if err != nil {
+		return nil, err
 	}
 	names := newReplayNames(w, items)
 	p := launchPayload{Func: name, Variadic: sig.Variadic()}
-	for i := 0; i < sig.Params().Len(); i++ {
-		p.Params = append(p.Params, names.typeString(sig.Params().At(i).Type()))
+	if p.Params, err = typeStrings(name, "parameter", sig.Params(), names); err != nil {
+		return nil, err
 	}
-	for i := 0; i < sig.Results().Len(); i++ {
-		p.Results = append(p.Results, names.typeString(sig.Results().At(i).Type()))
+	if p.Results, err = typeStrings(name, "result", sig.Results(), names); err != nil {
+		return nil, err
 	}
-	var err error
 	if p.Args, err = encodeArgs(name, len(p.Params), p.Variadic, args); err != nil {
 		return nil, err
 	}
@@ -512,16 +484,49 @@ func (e *Engine) prepareCompiled(fn any, args []any) ([]byte, error) {
 	return b, nil
 }
 
-// rootFunc returns the function a launch names, if it is one.
-func rootFunc(root *replayItem) (*types.Func, bool) {
-	if root == nil {
-		return nil, false
+// takeLaunchName returns the name the launching call gave fn. A name is
+// used once, and only for the function value it came with: a launch of a
+// value the call did not name (a closure, a variable) must not launch an
+// earlier launch's function.
+func (e *Engine) takeLaunchName(fn any) (string, error) {
+	e.launchMu.Lock()
+	name, ptr := e.launchFunc, e.launchFuncPtr
+	e.launchFunc, e.launchFuncPtr = "", 0
+	e.launchMu.Unlock()
+	if name == "" || ptr != funcPointer(fn) {
+		return "", errors.New("the function to launch must be a function declared in a cell (func train(...) {...}), passed by its name")
 	}
-	fn, ok := root.obj.(*types.Func)
-	if !ok || fn.Type().(*types.Signature).Recv() != nil {
-		return nil, false
+	return name, nil
+}
+
+// launchedSignature is the signature of the function a launch names.
+func launchedSignature(name string, root *replayItem) (*types.Signature, error) {
+	var fn *types.Func
+	if root != nil {
+		fn, _ = root.obj.(*types.Func)
 	}
-	return fn, true
+	if fn == nil || fn.Type().(*types.Signature).Recv() != nil || name == "main" {
+		return nil, fmt.Errorf("%s is not a function declared in a cell; launched functions must be declared with func %s(...) so the workers can rebuild them", name, name)
+	}
+	sig := fn.Type().(*types.Signature)
+	if sig.TypeParams().Len() > 0 {
+		return nil, fmt.Errorf("%s is generic; launch a non-generic function", name)
+	}
+	return sig, nil
+}
+
+// typeStrings writes the types of a parameter or result list for the
+// workers.
+func typeStrings(fn, what string, list *types.Tuple, names *replayNames) ([]string, error) {
+	var out []string
+	for i := 0; i < list.Len(); i++ {
+		t := list.At(i).Type()
+		if why := unnameable(t); why != "" {
+			return nil, fmt.Errorf("%s cannot be launched: its %s %d cannot be declared in the workers: %s", fn, what, i+1, why)
+		}
+		out = append(out, names.typeString(t))
+	}
+	return out, nil
 }
 
 // encodeArgs encodes a launch's arguments, the variadic tail packed as
@@ -656,6 +661,11 @@ func constSource(c *types.Const) string {
 	if val.Kind() == constant.Float && strings.Contains(text, "/") {
 		text = strings.Replace(text, "/", ".0/", 1) // a rational, not an integer division
 	}
+	if b, ok := c.Type().(*types.Basic); ok && b.Kind() == types.UntypedRune {
+		if r, exact := constant.Int64Val(val); exact {
+			text = strconv.QuoteRune(rune(r)) // stays a rune constant
+		}
+	}
 	if b, ok := c.Type().(*types.Basic); ok && b.Info()&types.IsUntyped != 0 {
 		return "const " + c.Name() + " = " + text
 	}
@@ -680,8 +690,8 @@ func (e *Engine) carryVars(fn string, items map[string]*replayItem, names *repla
 	var out []carriedVar
 	for _, n := range keys {
 		t := items[n].obj.Type()
-		if lt := localType(t); lt != nil {
-			return nil, fmt.Errorf("global variable %s, which %s uses, cannot be carried to the workers: its type %s is declared inside a function", n, fn, lt.Name())
+		if why := unnameable(t); why != "" {
+			return nil, fmt.Errorf("global variable %s, which %s uses, cannot be carried to the workers: %s", n, fn, why)
 		}
 		texpr := names.typeString(t)
 		v, ok := e.comp.PendingValue(n)

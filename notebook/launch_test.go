@@ -161,6 +161,7 @@ func TestCompiledLaunchFailures(t *testing.T) {
 	"os"
 
 	"github.com/goaccel/goaccel/debuglauncher"
+	"github.com/goaccel/goaccel/launcher"
 )
 
 func explode() {
@@ -185,7 +186,7 @@ fmt.Printf("%v\n", err)`)
 	report := io.text("stdout") + io.text("stderr")
 	// The worker's frames have the notebook's positions; the worker's own
 	// calling cell is not shown.
-	wantIn(t, "panic report", report, "assignment to entry in nil map", "main.explode()", fmt.Sprintf("\tcell[%d]:12:3\n", declCell))
+	wantIn(t, "panic report", report, "assignment to entry in nil map", "main.explode()", fmt.Sprintf("\tcell[%d]:13:3\n", declCell))
 	if strings.Contains(report, "<cell>") {
 		t.Errorf("the panic report shows the worker's calling cell:\n%s", report)
 	}
@@ -203,4 +204,15 @@ fmt.Println(err)`)
 		t.Fatalf("cell failed: %v", r.Err)
 	}
 	wantIn(t, "carry error", io.text("stdout"), "global variable ch (chan int), which usesChannel uses, cannot be carried to the workers")
+
+	// A function value the call does not name is refused, even right after
+	// a launch that named one and ran in this process.
+	r, io = runLaunch(t, e, `launcher.NotebookLauncher(refuse, nil, launcher.Options{NumProcesses: 1})
+g := explode
+_, err = debuglauncher.DebugLauncher(g, nil, 2)
+fmt.Println(err)`)
+	if r.Err != nil {
+		t.Fatalf("cell failed: %v", r.Err)
+	}
+	wantIn(t, "unnamed function", io.text("stdout"), "must be a function declared in a cell")
 }
