@@ -265,8 +265,8 @@ func (e *Engine) DecodeResults(payload []byte, rank int, encoded []byte) ([]any,
 	if err := json.Unmarshal(encoded, &raw); err != nil {
 		return nil, fmt.Errorf("rank %d sent unreadable results: %w", rank, err)
 	}
-	if types := e.resultTypesOf(payload); types != nil {
-		return decodeCompiledResults(types, rank, raw)
+	if outs := e.resultTypesOf(payload); outs != nil {
+		return decodeCompiledResults(outs, rank, raw)
 	}
 	out := make([]any, len(raw))
 	for i, r := range raw {

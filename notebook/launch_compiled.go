@@ -103,6 +103,10 @@ func (w *replayWorld) addCell(c *check.Cell) {
 		} else if node != nil {
 			it.deps = usedKeys(c.Info, node)
 		}
+		if _, isConst := obj.(*types.Const); isConst {
+			// A constant may travel by its value, `const B T = 1`.
+			it.deps = append(it.deps, typeKeys(obj.Type())...)
+		}
 		w.own[key] = it
 	}
 	for _, d := range decls {
@@ -225,6 +229,10 @@ func entryItem(e *check.Entry) *replayItem {
 	}
 	for _, d := range e.Deps {
 		it.deps = append(it.deps, entryKey(d))
+	}
+	if e.Kind == check.ConstEntry {
+		// A constant may travel by its value, `const B T = 1`.
+		it.deps = append(it.deps, typeKeys(e.Obj.Type())...)
 	}
 	return it
 }
@@ -412,12 +420,15 @@ func (n *replayNames) typeString(t types.Type) string { return types.TypeString(
 // launch, by payload, for DecodeResults (a few: launches do not nest
 // deeply).
 type launchTypes struct {
-	sum   [sha256.Size]byte
-	types []reflect.Type
+	sum  [sha256.Size]byte
+	outs []reflect.Type
 }
 
 const keptLaunchTypes = 8
 
+// rememberResultTypes records the result types of fn, launched with
+// payload: the workers send results as JSON, and DecodeResults decodes them
+// into these types (a cell's types exist only in this process).
 func (e *Engine) rememberResultTypes(payload []byte, fn any) {
 	ft := reflect.TypeOf(fn)
 	if ft == nil || ft.Kind() != reflect.Func {
@@ -425,7 +436,7 @@ func (e *Engine) rememberResultTypes(payload []byte, fn any) {
 	}
 	lt := launchTypes{sum: sha256.Sum256(payload)}
 	for i := 0; i < ft.NumOut(); i++ {
-		lt.types = append(lt.types, ft.Out(i))
+		lt.outs = append(lt.outs, ft.Out(i))
 	}
 	e.launchMu.Lock()
 	defer e.launchMu.Unlock()
@@ -435,13 +446,15 @@ func (e *Engine) rememberResultTypes(payload []byte, fn any) {
 	}
 }
 
+// resultTypesOf returns the result types recorded for payload, nil when
+// none were (an interpreted launch).
 func (e *Engine) resultTypesOf(payload []byte) []reflect.Type {
 	sum := sha256.Sum256(payload)
 	e.launchMu.Lock()
 	defer e.launchMu.Unlock()
 	for i := len(e.resultTypes) - 1; i >= 0; i-- {
 		if e.resultTypes[i].sum == sum {
-			return e.resultTypes[i].types
+			return e.resultTypes[i].outs
 		}
 	}
 	return nil
@@ -470,7 +483,7 @@ func (e *Engine) prepareCompiled(fn any, args []any) ([]byte, error) {
 	if p.Args, err = encodeArgs(name, len(p.Params), p.Variadic, args); err != nil {
 		return nil, err
 	}
-	p.Decls = replayDecls(items)
+	p.Decls = replayDecls(items, names)
 	if p.Vars, err = e.carryVars(name, items, names); err != nil {
 		return nil, err
 	}
@@ -555,7 +568,7 @@ func encodeArgs(name string, nparams int, variadic bool, args []any) ([]json.Raw
 // all it declares is needed and still in force; otherwise only its needed
 // parts (a constant by its value, since dropping a line of a group may
 // change what iota gives the next).
-func replayDecls(items map[string]*replayItem) []string {
+func replayDecls(items map[string]*replayItem, names *replayNames) []string {
 	byUnit := map[*check.Unit][]*replayItem{}
 	var loose []*replayItem // constants without a source
 	for _, it := range items {
@@ -582,7 +595,7 @@ func replayDecls(items map[string]*replayItem) []string {
 	})
 	var out []string
 	for _, u := range units {
-		srcs := unitSource(u, byUnit[u])
+		srcs := unitSource(u, byUnit[u], names)
 		if len(srcs) == 1 && srcs[0] == u.Src && u.Cell > 0 {
 			// The worker's positions are the notebook's: a panic's
 			// traceback names the cell and line the user wrote.
@@ -592,7 +605,7 @@ func replayDecls(items map[string]*replayItem) []string {
 	}
 	sort.Slice(loose, func(i, j int) bool { return loose[i].key < loose[j].key })
 	for _, it := range loose {
-		out = append(out, constSource(it.obj.(*types.Const)))
+		out = append(out, constSource(it.obj.(*types.Const), names))
 	}
 	return out
 }
@@ -604,7 +617,7 @@ func isConst(obj types.Object) bool {
 
 // unitSource is what a unit contributes when needed lists its items in
 // the replay.
-func unitSource(u *check.Unit, needed []*replayItem) []string {
+func unitSource(u *check.Unit, needed []*replayItem, names *replayNames) []string {
 	f, err := parser.ParseFile(token.NewFileSet(), "", "package p\n"+u.Src, parser.SkipObjectResolution)
 	if err != nil || len(f.Decls) != 1 {
 		return []string{u.Src}
@@ -641,7 +654,7 @@ func unitSource(u *check.Unit, needed []*replayItem) []string {
 	if g.Tok == token.CONST {
 		var out []string
 		for _, it := range needed {
-			out = append(out, constSource(it.obj.(*types.Const)))
+			out = append(out, constSource(it.obj.(*types.Const), names))
 		}
 		sort.Strings(out)
 		return out
@@ -655,7 +668,7 @@ func unitSource(u *check.Unit, needed []*replayItem) []string {
 }
 
 // constSource declares c by its value.
-func constSource(c *types.Const) string {
+func constSource(c *types.Const, names *replayNames) string {
 	val := c.Val()
 	text := val.ExactString()
 	if val.Kind() == constant.Float && strings.Contains(text, "/") {
@@ -669,12 +682,7 @@ func constSource(c *types.Const) string {
 	if b, ok := c.Type().(*types.Basic); ok && b.Info()&types.IsUntyped != 0 {
 		return "const " + c.Name() + " = " + text
 	}
-	return "const " + c.Name() + " " + types.TypeString(c.Type(), func(p *types.Package) string {
-		if p.Path() == "main" {
-			return ""
-		}
-		return p.Name()
-	}) + " = " + text
+	return "const " + c.Name() + " " + names.typeString(c.Type()) + " = " + text
 }
 
 // carryVars declares every variable among items and carries its value.
@@ -788,18 +796,18 @@ func selectorBases(src string) []string {
 // result types (a []float64 comes back as one, a cell's struct as that
 // struct); a value that does not fit an interface type arrives in its JSON
 // shape.
-func decodeCompiledResults(types []reflect.Type, rank int, raw []json.RawMessage) ([]any, error) {
+func decodeCompiledResults(outs []reflect.Type, rank int, raw []json.RawMessage) ([]any, error) {
 	out := make([]any, len(raw))
 	for i, r := range raw {
-		if i < len(types) {
-			pv := reflect.New(types[i])
+		if i < len(outs) {
+			pv := reflect.New(outs[i])
 			err := json.Unmarshal(r, pv.Interface())
 			if err == nil {
 				out[i] = pv.Elem().Interface()
 				continue
 			}
-			if types[i].Kind() != reflect.Interface {
-				return nil, fmt.Errorf("rank %d result %d (%s): %w", rank, i, types[i], err)
+			if outs[i].Kind() != reflect.Interface {
+				return nil, fmt.Errorf("rank %d result %d (%s): %w", rank, i, outs[i], err)
 			}
 		}
 		var v any
