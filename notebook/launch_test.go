@@ -15,6 +15,8 @@ import (
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/launcher"
 	"github.com/goaccel/goaccel/notebook/compiled"
+	"github.com/goaccel/goaccel/notebook/fdcapture"
+	"github.com/goaccel/goaccel/symbols"
 )
 
 // envTestWorker makes this test binary a launched worker (as `goaccel
@@ -31,13 +33,14 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// testWorkerSymbols are the interpreter's extra symbol tables in a test
-// worker (a test that interprets sets them).
-var testWorkerSymbols []map[string]map[string]reflect.Value
-
 // testWorkerMain is cmd/kernel's worker role with a default engine.
 func testWorkerMain() int {
-	e, err := New(Options{Version: "test", Interpret: os.Getenv(envTestInterpret) == "1", Symbols: testWorkerSymbols})
+	opts := Options{Version: "test"}
+	if os.Getenv(envTestInterpret) == "1" {
+		opts.Interpret = true
+		opts.Symbols = []map[string]map[string]reflect.Value{symbols.Symbols}
+	}
+	e, err := New(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "test worker:", err)
 		return 1
@@ -52,13 +55,19 @@ func testWorkerMain() int {
 // this test binary as the worker command.
 func launchEngine(t *testing.T) *Engine {
 	t.Helper()
-	e := newEngine(t)
+	return installLaunch(t, newEngine(t), envTestWorker+"=1")
+}
+
+// installLaunch installs e as the launcher's session, with this test
+// binary, given env, as the worker command.
+func installLaunch(t *testing.T, e *Engine, env ...string) *Engine {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	restoreSession := launcher.SetSession(e)
-	restoreCmd := launcher.SetWorkerCommand(launcher.WorkerCommand{Path: exe, Env: []string{envTestWorker + "=1"}})
+	restoreCmd := launcher.SetWorkerCommand(launcher.WorkerCommand{Path: exe, Env: env})
 	t.Cleanup(func() {
 		restoreCmd()
 		restoreSession()
@@ -295,4 +304,44 @@ func train(d tm.Duration) float64 {
 	if err := compiled.Prebuild(context.Background(), opts, planWorker(p).cells); err != nil {
 		t.Errorf("the worker's cells do not build: %v\n%s", err, strings.Join(planWorker(p).cells, "\n---\n"))
 	}
+}
+
+// TestInterpretedLaunch: with Options.Interpret, launches still go through
+// the interpreter's declarations and values, in interpreting workers.
+func TestInterpretedLaunch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	c, err := fdcapture.Redirect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Options{Version: "test", Capture: c, Interpret: true, Symbols: []map[string]map[string]reflect.Value{symbols.Symbols}})
+	if err != nil {
+		_ = c.Restore()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		e.Close()
+		_ = c.Restore()
+	})
+	installLaunch(t, e, envTestWorker+"=1", envTestInterpret+"=1")
+	mustRun(t, e, `import (
+	"fmt"
+
+	"github.com/goaccel/goaccel/debuglauncher"
+)
+
+var scale = 2.0
+
+func work(n int) ([]float64, error) {
+	fmt.Println("interpreted", n)
+	return []float64{scale * float64(n)}, nil
+}`)
+	r, io := runLaunch(t, e, `res, err := debuglauncher.DebugLauncher(work, []any{3}, 2)
+fmt.Println("results:", res[1][0].([]float64), err)`)
+	if r.Err != nil {
+		t.Fatalf("launch failed: %v\nstdout: %s\nstderr: %s", r.Err, io.text("stdout"), io.text("stderr"))
+	}
+	wantIn(t, "stdout", io.text("stdout"), "[rank 1] interpreted 3", "results: [6] <nil>")
 }
