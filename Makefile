@@ -26,7 +26,9 @@ export GOACCEL_VENV := $(VENV)
 # binary would not start on a machine without it. Binaries and test binaries
 # are therefore linked with lazy binding. SourceDir tells the kernel where the
 # goaccel source it was built from lives (compiled cells are built against it).
-LDFLAGS := -extldflags=-Wl,-z,lazy -X github.com/goaccel/goaccel/notebook/build.SourceDir=$(CURDIR)
+# -checklinkname=0 lets gxrt reach the runtime's exit hooks, which keep an
+# os.Exit in a package a cell calls from ending the kernel.
+LDFLAGS := -checklinkname=0 -extldflags=-Wl,-z,lazy -X github.com/goaccel/goaccel/notebook/build.SourceDir=$(CURDIR)
 
 .PHONY: all build lab test test-deps go-test e2e browser-test bench fidelity vet fmt-check clean venv browser-deps etcd-deps
 

@@ -172,7 +172,7 @@ def test_errors_keep_kernel_alive(kernel):
     # endless recursion would overflow the stack, which no recover survives
     reply, out = run(kc, "func down(n int) int { return down(n+1) + 1 }\ndown(0)")
     assert reply["content"]["status"] == "error"
-    assert reply["content"]["ename"] == "RecursionError", reply["content"]
+    assert reply["content"]["ename"] == "StackOverflow", reply["content"]
     _, out = run(kc, "alive")
     assert result_text(out) == "99"
 

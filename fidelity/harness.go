@@ -281,7 +281,7 @@ func BuildRuncell(ctx context.Context, goCmd, moduleDir, dir string) (string, er
 		bin += ".exe"
 	}
 	cmd := exec.CommandContext(ctx, goCmd, "build",
-		"-ldflags=-extldflags=-Wl,-z,lazy -X 'github.com/goaccel/goaccel/notebook/build.SourceDir="+moduleDir+"'",
+		"-ldflags=-checklinkname=0 -extldflags=-Wl,-z,lazy -X 'github.com/goaccel/goaccel/notebook/build.SourceDir="+moduleDir+"'",
 		"-o", bin, "./fidelity/cmd/runcell")
 	cmd.Dir = moduleDir
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/goaccel/goaccel/notebook/check"
 	"github.com/goaccel/goaccel/notebook/compiled"
 	"github.com/goaccel/goaccel/notebook/gen"
+	"github.com/goaccel/goaccel/notebook/gxrt"
 )
 
 // startCompiled prepares compiled cells, or records why they are
@@ -37,6 +38,16 @@ func (e *Engine) startCompiled() {
 	e.comp = compiled.New(compiled.Options{Builder: b, AutoImport: e.autoImportPath})
 	e.comp.Late = func(msg string) { e.out.write("stderr", []byte(msg+"\n")) }
 	compiled.SetLaunchName(func(name string, fn any) { e.launchName(name, fn) })
+}
+
+// noteInterpreted tells the user, once per session, that cells are
+// interpreted because they cannot be compiled here, and why.
+func (e *Engine) noteInterpreted() {
+	if e.opts.Interpret || e.compErr == nil || e.interpNoted {
+		return
+	}
+	e.interpNoted = true
+	e.out.write("stderr", []byte(fmt.Sprintf("goaccel: cells are interpreted (yaegi), not compiled: %v\n", e.compErr)))
 }
 
 // autoImportPath resolves a package name a cell uses without importing it.
@@ -218,6 +229,12 @@ func panicValue(v any) string {
 func panicReport(p *compiled.Panic, locate func(string, *compiled.Panic) string) *frontend.Error {
 	val := panicValue(p.Value)
 	head := "panic: " + val
+	name := "panic"
+	if so, ok := p.Value.(gxrt.StackOverflow); ok {
+		// Go would end the program here; the guard ended only the cell.
+		name = "StackOverflow"
+		head = fmt.Sprintf("runtime: goroutine stack exceeds %d-byte limit\nfatal error: stack overflow (goaccel stopped the cell; the session lives on)", so.Limit)
+	}
 	if err, ok := p.Value.(error); ok && isRuntimeError(err) && strings.Contains(val, "nil pointer") {
 		head += "\n[signal SIGSEGV: segmentation violation]"
 	}
@@ -236,7 +253,7 @@ func panicReport(p *compiled.Panic, locate func(string, *compiled.Panic) string)
 		tb = append(tb, "goroutine [running]:")
 	}
 	tb = append(tb, frames...)
-	return &frontend.Error{Name: "panic", Value: val, Traceback: tb}
+	return &frontend.Error{Name: name, Value: val, Traceback: tb}
 }
 
 func isRuntimeError(err error) bool {

@@ -139,6 +139,8 @@ type Engine struct {
 	builder *build.Builder
 	comp    *compiled.Session
 	compErr error
+	// interpNoted: the user was told that cells are interpreted.
+	interpNoted bool
 
 	out      *streamer
 	stdin    *stdinReader

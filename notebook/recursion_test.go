@@ -14,7 +14,7 @@ func TestEndlessRecursionIsAnError(t *testing.T) {
 	mustRun(t, e, "kept := 1")
 	start := time.Now()
 	rep, _ := run(t, e, "func down(n int) int { return down(n+1) + 1 }\ndown(0)")
-	if rep.Err == nil || !strings.Contains(rep.Err.Value, "nested calls") {
+	if rep.Err == nil || rep.Err.Name != "StackOverflow" || !strings.Contains(rep.Err.Value, "stack exceeds") {
 		t.Fatalf("endless recursion: %+v", rep.Err)
 	}
 	t.Logf("stopped after %v", time.Since(start))
@@ -43,7 +43,7 @@ func TestSleepInLeftoverGoroutine(t *testing.T) {
 func TestEndlessRecursionThroughAClosure(t *testing.T) {
 	e := newEngine(t)
 	rep, _ := run(t, e, "var down func(int) int\ndown = func(n int) int { return down(n+1) + 1 }\ndown(0)")
-	if rep.Err == nil || rep.Err.Name != "RecursionError" {
+	if rep.Err == nil || rep.Err.Name != "StackOverflow" {
 		t.Fatalf("endless recursion through a closure: %+v", rep.Err)
 	}
 }

@@ -199,6 +199,7 @@ func (e *Engine) runCell(ctx context.Context, cs *cellState, src string) (fronte
 	if e.comp != nil {
 		return e.runCompiled(ctx, cs, src)
 	}
+	e.noteInterpreted()
 	it := e.interp()
 	fset := it.FileSet()
 	pc, ferr := e.parseCell(fset, src, cs.count)

@@ -27,8 +27,9 @@ func runHidden(args []string, stderr io.Writer) (int, bool) {
 	}
 	logrus.SetFormatter(cellLogFormatter{})
 	engine, err := notebook.New(notebook.Options{
-		Symbols: []map[string]map[string]reflect.Value{symbols.Symbols},
-		Version: versionString(),
+		Symbols:   []map[string]map[string]reflect.Value{symbols.Symbols},
+		Version:   versionString(),
+		Interpret: interpretRequested(),
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "goaccel worker: starting the Go interpreter: %v\n", err)
@@ -67,3 +68,7 @@ func installLaunchProbes() {
 		},
 	})
 }
+
+// interpretRequested reports whether GOACCEL_INTERPRET=1 asks for cells on
+// the interpreter instead of compiled (workers inherit it from the kernel).
+func interpretRequested() bool { return os.Getenv("GOACCEL_INTERPRET") == "1" }

@@ -74,9 +74,10 @@ func runKernel(args []string, stderr io.Writer) error {
 	}
 
 	engine, err := notebook.New(notebook.Options{
-		Capture: capture,
-		Symbols: []map[string]map[string]reflect.Value{symbols.Symbols},
-		Version: versionString(),
+		Capture:   capture,
+		Symbols:   []map[string]map[string]reflect.Value{symbols.Symbols},
+		Version:   versionString(),
+		Interpret: interpretRequested(),
 	})
 	if err != nil {
 		return fmt.Errorf("starting the Go interpreter: %w", err)

@@ -144,7 +144,7 @@ func (st *state) assignForm(stmt ast.Stmt, h *hoisting) ast.Stmt {
 						continue
 					}
 					// var x T: x gets T's zero value every time the cell runs.
-					zero := &ast.StarExpr{Star: n.Pos(), X: &ast.CallExpr{Fun: &ast.Ident{NamePos: n.Pos(), Name: "new"}, Lparen: n.Pos(), Args: []ast.Expr{vs.Type}, Rparen: n.End()}}
+					zero := &ast.StarExpr{Star: n.Pos(), X: &ast.CallExpr{Fun: &ast.Ident{Name: "new"}, Lparen: n.Pos(), Args: []ast.Expr{vs.Type}, Rparen: n.End()}}
 					list = append(list, &ast.AssignStmt{Lhs: []ast.Expr{n}, TokPos: n.Pos(), Tok: token.ASSIGN, Rhs: []ast.Expr{zero}})
 				}
 			}

@@ -21,6 +21,7 @@ import (
 	"math"
 	"plugin"
 	"reflect"
+	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
@@ -233,12 +234,19 @@ func Prebuild(ctx context.Context, opts Options, cells []string) error {
 // symbol table with gxrt when it is opened.
 var loadMu sync.Mutex
 
+// stalePackage matches the plugin package's complaint about a package
+// whose build differs from the host's.
+var stalePackage = regexp.MustCompile(`different version of package (\S+)`)
+
 // load opens a cell plugin and returns its symbol table.
 func load(file string) (map[string]any, error) {
 	loadMu.Lock()
 	defer loadMu.Unlock()
 	gxrt.TakeRegistered()
 	if _, err := plugin.Open(file); err != nil {
+		if m := stalePackage.FindStringSubmatch(err.Error()); m != nil {
+			return nil, fmt.Errorf("loading the compiled cell: package %s in the source cells are compiled against (%s) is not the one this kernel was built from: the source changed after the kernel was built; rebuild it (make build) and restart the kernel: %w", m[1], build.SourceDir, err)
+		}
 		return nil, fmt.Errorf("loading the compiled cell: %w", err)
 	}
 	tables := gxrt.TakeRegistered()

@@ -144,3 +144,92 @@ func TestInterruptStopsLoops(t *testing.T) {
 		t.Fatalf("after interrupt: %s", got)
 	}
 }
+
+// TestVarStatementAmongStatements: `var x T` between statements becomes an
+// assignment of T's zero value that later code in the cell (a closure
+// here) sees under its own name.
+func TestVarStatementAmongStatements(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, "func twice(f func()) { f(); f() }")
+	r := runCell(t, s, 2, "a := []float64{1, 2}\nvar sink float64\ntwice(func() {\n\tfor k := 0; k < 2; k++ {\n\t\tsink += a[k]\n\t}\n})\nsink")
+	if got := value(t, r); got != "6" {
+		t.Fatalf("sink = %s, want 6", got)
+	}
+}
+
+// TestDeferRecoverDirectly: once a deferred function has stopped a
+// second panic, its own `defer recover()` stops the first (Go's
+// test/recover1.go, test6; go run prints "stopped 3" and "seq <nil>"). The
+// interrupt check in such a function must stay out of line for that to
+// hold in a plugin.
+func TestDeferRecoverDirectly(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, `import "fmt"
+func seq() (got any) {
+	defer func() { got = recover() }()
+	defer func() {
+		defer recover()
+		defer func() { fmt.Println("stopped", recover()) }()
+		panic(3)
+	}()
+	panic(2)
+}`)
+	if got := value(t, runCell(t, s, 2, "seq()")); got != "<nil>" {
+		t.Fatalf("seq() = %s, want <nil> (go run)", got)
+	}
+}
+
+// TestExitInACompiledPackage: os.Exit called by a package the cell uses
+// (flag's ExitOnError here; testing.Main, a library's log.Fatal) ends the
+// cell with its status instead of the process.
+func TestExitInACompiledPackage(t *testing.T) {
+	s := newSession(t)
+	_, err := s.Run(context.Background(), "import \"flag\"\nfs := flag.NewFlagSet(\"tool\", flag.ExitOnError)\nfs.Parse([]string{\"-nosuch\"})\npanic(\"not reached\")", 1, nil)
+	var ex *Exit
+	if !errors.As(err, &ex) || ex.Code != 2 {
+		t.Fatalf("err = %v, want exit status 2", err)
+	}
+	if got := value(t, runCell(t, s, 2, "1 + 1")); got != "2" {
+		t.Fatalf("after the exit: %s", got)
+	}
+}
+
+// TestSyscallExec: syscall.Exec would replace the kernel; in a cell the
+// program runs as a child and its exit status ends the cell.
+func TestSyscallExec(t *testing.T) {
+	s := newSession(t)
+	_, err := s.Run(context.Background(), "import \"syscall\"\nerr := syscall.Exec(\"/bin/sh\", []string{\"sh\", \"-c\", \"exit 4\"}, nil)\npanic(err)", 1, nil)
+	var ex *Exit
+	if !errors.As(err, &ex) || ex.Code != 4 {
+		t.Fatalf("err = %v, want exit status 4", err)
+	}
+	r := runCell(t, s, 2, "import \"syscall\"\nsyscall.Exec(\"/nonexistent\", nil, nil)")
+	if got := value(t, r); got != "no such file or directory" {
+		t.Fatalf("exec of a missing program returned %q", got)
+	}
+}
+
+// TestGeneratedCodeCornerCases: declarations that once broke the generated
+// package (from Go's test programs): constraint interfaces, blank type
+// parameters, a cell's own `any`, constants and nil passed by go statements.
+func TestGeneratedCodeCornerCases(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, `type Numeric interface{ ~int | ~float64 }
+func double[T Numeric](v T) T { return v * 2 }
+type box[_ any] struct{ n int }
+func first[_ any, U any](u U) U { return u }
+type _ struct{}`)
+	if got := value(t, runCell(t, s, 2, "import \"fmt\"\nfmt.Sprint(double(21), box[string]{n: 1}.n, first[int](\"x\"))")); got != "42 1x" { // Sprint: no space beside a string
+		t.Fatalf("got %s", got)
+	}
+	runCell(t, s, 3, `type any interface{ M() }`)
+	r := runCell(t, s, 4, `done := make(chan int64, 2)
+func send(v int64, p *int) { done <- v }
+go send(1234, nil)
+var p *int
+go send(1<<40, p)
+<-done + <-done`)
+	if got := value(t, r); got != fmt.Sprint(1234+int64(1)<<40) {
+		t.Fatalf("go statements passed %s", got)
+	}
+}

@@ -25,7 +25,12 @@ type Panic struct {
 func (p *Panic) Error() string { return fmt.Sprintf("panic: %v", p.Value) }
 
 // Exit is os.Exit (or log.Fatal) called by a cell.
-type Exit struct{ Code int }
+type Exit struct {
+	Code int
+	// main: the cell's own goroutine exited (not one it started), so no
+	// one is left to wait for.
+	main bool
+}
 
 func (e *Exit) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
@@ -50,7 +55,16 @@ type run struct {
 	vals    []any
 	failure chan error // a goroutine's panic or an os.Exit
 	ended   bool
+	// unguard stops the stack guard watching the run.
+	unguard context.CancelFunc
+	// main is the goroutine id running the cell's code (init or run).
+	main atomic.Int64
 }
+
+// StackLimit is the goroutine stack size at which cell code panics with
+// gxrt.StackOverflow. Go's own limit stops a program once a stack needs to
+// outgrow 512 MB, so programs that run under go run run here.
+const StackLimit = 512 << 20
 
 var (
 	runs      sync.Map // id → *run
@@ -59,6 +73,7 @@ var (
 )
 
 func installHooks() {
+	gxrt.CatchExits()
 	gxrt.SetHooks(&gxrt.Hooks{
 		Result: func(vals []any, multi bool) {
 			if r := current(gxrt.CurrentCell()); r != nil {
@@ -75,7 +90,7 @@ func installHooks() {
 			late(cell, fmt.Sprintf("panic in a goroutine of a cell that already ended: %v\n%s", v, stack))
 		},
 		Exit: func(cell int64, code int) {
-			if r := current(cell); r != nil && r.fail(&Exit{Code: code}) {
+			if r := current(cell); r != nil && r.fail(&Exit{Code: code, main: gxrt.GoroutineID() == r.main.Load()}) {
 				return
 			}
 			late(cell, fmt.Sprintf("os.Exit(%d) in a goroutine of a cell that already ended: that goroutine stopped", code))
@@ -116,6 +131,9 @@ func current(id int64) *run {
 func newRun(s *Session, _ int) *run {
 	hooksOnce.Do(installHooks)
 	r := &run{id: lastRunID.Add(1), s: s, failure: make(chan error, 1)}
+	var ctx context.Context
+	ctx, r.unguard = context.WithCancel(context.Background())
+	go gxrt.GuardStacks(ctx, StackLimit, 5*time.Millisecond)
 	runs.Store(r.id, r)
 	lateSessions.Store(r.id, s)
 	return r
@@ -123,6 +141,7 @@ func newRun(s *Session, _ int) *run {
 
 // end retires the run: later reports from its goroutines are late.
 func (r *run) end() {
+	r.unguard()
 	r.mu.Lock()
 	r.ended = true
 	r.mu.Unlock()
@@ -158,6 +177,7 @@ func (r *run) call(ctx context.Context, fn func()) error {
 	}
 	done := make(chan error, 1)
 	go func() {
+		r.main.Store(gxrt.GoroutineID())
 		leave := gxrt.Enter(r.id)
 		defer leave()
 		defer func() {
@@ -185,10 +205,27 @@ func (r *run) call(ctx context.Context, fn func()) error {
 	}
 	select {
 	case err := <-done:
+		if err == nil {
+			// A goroutine that ended by os.Exit in a compiled package
+			// (gxrt's exit hook) ends like one that returned: the exit it
+			// reported first is what counts.
+			select {
+			case f := <-r.failure:
+				return f
+			default:
+			}
+		}
 		return err
 	case err := <-r.failure:
-		if _, ok := err.(*Exit); ok {
-			// The goroutine that called os.Exit is parked; stop the rest.
+		if ex, ok := err.(*Exit); ok {
+			// The goroutine that called os.Exit is parked for good. When it
+			// is the cell's own, the goroutines the cell started stop at
+			// their next check without anyone waiting; otherwise the cell's
+			// own goroutine is stopped and waited for.
+			if ex.main {
+				gxrt.StopFor(r.id, StopGrace)
+				return err
+			}
 			stop()
 			return err
 		}

@@ -89,8 +89,11 @@ func (g *gen) assemble() (*Output, error) {
 				if d.Tok == token.TYPE {
 					for _, sp := range d.Specs {
 						ts := sp.(*ast.TypeSpec)
+						if ts.Name.Name == "_" {
+							continue
+						}
 						fmt.Fprintf(&gen, "%s\n", g.typeExport(ts))
-						if ts.TypeParams == nil {
+						if ts.TypeParams == nil && ts.Name.Name != "_" && !isConstraint(c.Info.Defs[ts.Name]) {
 							out.Types = append(out.Types, ts.Name.Name)
 						}
 					}
@@ -167,7 +170,7 @@ func (g *gen) assemble() (*Output, error) {
 
 	// GXSymbols.
 	var sym strings.Builder
-	sym.WriteString("func init() { _gxrt.Register(_gxsymbols) }\n\nvar _gxsymbols = map[string]any{\n\t\"init\": _gxinit,\n\t\"run\": _gxrun,\n\t\"done\": &_gxdone,\n")
+	sym.WriteString("func init() { _gxrt.Register(_gxsymbols) }\n\nvar _gxsymbols = map[string]interface{}{\n\t\"init\": _gxinit,\n\t\"run\": _gxrun,\n\t\"done\": &_gxdone,\n")
 	for _, v := range out.Vars {
 		fmt.Fprintf(&sym, "\t%q: &%s,\n", "v:"+v, g.ownName(v))
 	}
@@ -297,6 +300,13 @@ func keepLines(s string, n int) string {
 func (g *gen) typeExport(ts *ast.TypeSpec) string {
 	if ts.TypeParams == nil {
 		return fmt.Sprintf("type GXt_%s = %s", ts.Name.Name, ts.Name.Name)
+	}
+	if tn, ok := g.c.Info.Defs[ts.Name].(*types.TypeName); ok {
+		if named, ok := tn.Type().(*types.Named); ok {
+			if params, args, err := g.typeParams(named.TypeParams()); err == nil {
+				return fmt.Sprintf("type GXt_%s%s = %s%s", ts.Name.Name, params, ts.Name.Name, args)
+			}
+		}
 	}
 	var names []string
 	for _, f := range ts.TypeParams.List {
@@ -448,4 +458,14 @@ func (g *gen) quiet(call *ast.CallExpr) bool {
 		return true
 	}
 	return false
+}
+
+// isConstraint reports whether obj is an interface usable only as a type
+// constraint (it has a type set), of which no value or pointer exists.
+func isConstraint(obj types.Object) bool {
+	if obj == nil {
+		return false
+	}
+	it, ok := obj.Type().Underlying().(*types.Interface)
+	return ok && !it.IsMethodSet()
 }

@@ -237,8 +237,14 @@ func (g *gen) typeParams(list *types.TypeParamList) (params, args string, err er
 		if err != nil {
 			return "", "", err
 		}
-		ps = append(ps, tp.Obj().Name()+" "+ct)
-		as = append(as, tp.Obj().Name())
+		name := tp.Obj().Name()
+		if name == "_" {
+			// A blank type parameter cannot be passed on; nothing can
+			// refer to it, so any fresh name does.
+			name = fmt.Sprintf("_gxT%d", i)
+		}
+		ps = append(ps, name+" "+ct)
+		as = append(as, name)
 	}
 	return "[" + strings.Join(ps, ", ") + "]", "[" + strings.Join(as, ", ") + "]", nil
 }

@@ -14,7 +14,7 @@ import (
 // and what cells call instead.
 var exits = map[string]map[string]string{
 	"os":      {"Exit": "_gxrt.Exit"},
-	"syscall": {"Exit": "_gxrt.Exit"},
+	"syscall": {"Exit": "_gxrt.Exit", "Exec": "_gxrt.Exec"},
 	"log":     {"Fatal": "_gxrt.LogFatal", "Fatalf": "_gxrt.LogFatalf", "Fatalln": "_gxrt.LogFatalln"},
 	"flag":    {"Parse": "_gxrt.FlagParse"},
 }
@@ -100,11 +100,11 @@ func (g *gen) walk(root ast.Node) {
 		case *ast.FuncDecl:
 			g.funcDecl(n)
 		case *ast.FuncLit:
-			g.checkAt(n.Body)
+			g.checkAt(n.Body, n.Body)
 		case *ast.ForStmt:
-			g.checkAt(n.Body)
+			g.checkAt(n.Body, g.enclosingBody(stack))
 		case *ast.RangeStmt:
-			g.checkAt(n.Body)
+			g.checkAt(n.Body, g.enclosingBody(stack))
 		}
 		return true
 	})
@@ -498,8 +498,15 @@ func (g *gen) goStmt(gs *ast.GoStmt) {
 		for i := 0; i < n; i++ {
 			names = append(names, fmt.Sprintf("_gxa%d", i))
 		}
-		if n > 0 {
+		if n > 0 && (builtin || n != len(call.Args)) {
 			b.WriteString(strings.Join(names, ", ") + " := " + g.ed.renderRange(call.Lparen+1, endOfArgs(call)) + "; ")
+		} else if n > 0 {
+			// One argument at a time, in order; an untyped constant or nil
+			// takes the parameter's type, as it would in the call.
+			sig, _ := c.Info.Types[call.Fun].Type.Underlying().(*types.Signature)
+			for i, arg := range call.Args {
+				b.WriteString(g.goArg(names[i], arg, sig, i, call.Ellipsis.IsValid()) + "; ")
+			}
 		}
 		args := strings.Join(names, ", ")
 		if call.Ellipsis.IsValid() {
@@ -510,6 +517,31 @@ func (g *gen) goStmt(gs *ast.GoStmt) {
 	})
 }
 
+// goArg evaluates argument i of a go statement's call into name.
+func (g *gen) goArg(name string, arg ast.Expr, sig *types.Signature, i int, ellipsis bool) string {
+	text := g.ed.render(arg)
+	tv := g.c.Info.Types[arg]
+	basic, _ := tv.Type.(*types.Basic)
+	if sig == nil || !(tv.IsNil() || tv.Value != nil || basic != nil && basic.Info()&types.IsUntyped != 0) {
+		return name + " := " + text
+	}
+	params := sig.Params()
+	var pt types.Type
+	switch {
+	case sig.Variadic() && i >= params.Len()-1 && !ellipsis:
+		pt = params.At(params.Len() - 1).Type().(*types.Slice).Elem()
+	case i < params.Len():
+		pt = params.At(i).Type()
+	default:
+		return name + " := " + text
+	}
+	t, err := g.typeText(pt)
+	if err != nil {
+		return name + " := " + text
+	}
+	return "var " + name + " " + t + " = " + text
+}
+
 // endOfArgs is where a call's arguments end (before a trailing "...").
 func endOfArgs(call *ast.CallExpr) token.Pos {
 	if len(call.Args) == 0 {
@@ -518,12 +550,57 @@ func endOfArgs(call *ast.CallExpr) token.Pos {
 	return call.Args[len(call.Args)-1].End()
 }
 
-// checkAt makes a body check for interrupts each time it starts.
-func (g *gen) checkAt(body *ast.BlockStmt) {
+// checkAt makes a body check for interrupts each time it starts; fn is
+// the body of the function the check runs in.
+func (g *gen) checkAt(body, fn *ast.BlockStmt) {
 	if body == nil {
 		return
 	}
-	g.ed.insert(body.Lbrace+1, "_gxrt.Check();")
+	g.ed.insert(body.Lbrace+1, g.checkCall(fn))
+}
+
+// checkCall is the interrupt check for code in the function whose body is
+// fn (nil: the cell's statements).
+func (g *gen) checkCall(fn *ast.BlockStmt) string {
+	if fn == nil && g.c.Body != nil {
+		fn = g.c.Body.Body
+	}
+	if fn != nil && defersRecover(fn) {
+		return "_gxrt.CheckCall();"
+	}
+	return "_gxrt.Check();"
+}
+
+// enclosingBody is the body of the innermost function on stack (nil: the
+// cell's statements).
+func (g *gen) enclosingBody(stack []ast.Node) *ast.BlockStmt {
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch f := stack[i].(type) {
+		case *ast.FuncLit:
+			return f.Body
+		case *ast.FuncDecl:
+			return f.Body
+		}
+	}
+	return nil
+}
+
+// defersRecover reports whether body itself (not a function literal in
+// it) defers the recover builtin directly.
+func defersRecover(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.DeferStmt:
+			if id, ok := ast.Unparen(n.Call.Fun).(*ast.Ident); ok && id.Name == "recover" {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // funcDecl gives a function its interrupt check and, for a non-generic
@@ -535,12 +612,12 @@ func (g *gen) funcDecl(fd *ast.FuncDecl) {
 		return
 	}
 	if fd.Recv != nil || fd.Type.TypeParams != nil || fd.Name.Name == "init" || fd.Name.Name == "_" {
-		g.checkAt(fd.Body)
+		g.checkAt(fd.Body, fd.Body)
 		return
 	}
 	obj, ok := g.c.Info.Defs[fd.Name].(*types.Func)
 	if !ok {
-		g.checkAt(fd.Body)
+		g.checkAt(fd.Body, fd.Body)
 		return
 	}
 	g.hookFuncs[fd] = true
@@ -574,7 +651,7 @@ func (g *gen) funcDecl(fd *ast.FuncDecl) {
 	} else {
 		pro = "if " + hook + " != nil { " + call + "; return };"
 	}
-	g.ed.insert(fd.Body.Lbrace+1, pro+"_gxrt.Check();")
+	g.ed.insert(fd.Body.Lbrace+1, pro+g.checkCall(fd.Body))
 }
 
 func dots(variadic bool) string {

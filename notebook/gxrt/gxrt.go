@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Hooks are the engine's side of the runtime.
@@ -216,6 +217,16 @@ func (Interrupt) Error() string { return "interrupted" }
 // stopping is the cell being interrupted, 0 when none.
 var stopping atomic.Int64
 
+// StopFor asks the goroutines of cell to stop at their next check for d,
+// without waiting for them.
+func StopFor(cell int64, d time.Duration) {
+	stopping.Store(cell)
+	time.AfterFunc(d, func() { stopping.CompareAndSwap(cell, 0) })
+}
+
+// GoroutineID is the calling goroutine's id.
+func GoroutineID() int64 { return goid() }
+
 // Stop asks the goroutines of cell to stop at their next check (loop
 // iteration or function entry); Stop(0) ends the request.
 func Stop(cell int64) { stopping.Store(cell) }
@@ -229,8 +240,22 @@ func Check() {
 	}
 }
 
+// CheckCall is Check kept out of line, for functions that defer the
+// recover builtin directly (defer recover()): with Check inlined into such
+// a function, the toolchain's -dynlink code (plugins) makes that deferred
+// recover miss the panic it must stop (Go's test/recover1.go, go1.26).
+//
+//go:noinline
+func CheckCall() { Check() }
+
 func checkSlow() {
 	c := stopping.Load()
+	if c == overflowing {
+		if deep() {
+			panic(StackOverflow{Limit: guardLimit.Load()})
+		}
+		return
+	}
 	if c != 0 && CurrentCell() == c {
 		panic(Interrupt{})
 	}
