@@ -5,6 +5,7 @@ import os
 import signal
 import time
 from pathlib import Path
+from queue import Empty
 
 from kernelclient import collect, run, running_kernel, shell_reply, stdout_of
 
@@ -58,15 +59,35 @@ def start_sleepy_launch(kc, pid, n=3):
     return msg_id
 
 
+def outputs_until(kc, msg_id, text, timeout):
+    """IOPub messages of msg_id up to the first stream that contains text."""
+    out = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            msg = kc.get_iopub_msg(timeout=max(0.01, deadline - time.monotonic()))
+        except Empty:
+            continue
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        out.append(msg)
+        if text in stdout_of([msg]):
+            return out
+    raise AssertionError(f"no {text!r} from {msg_id} within {timeout}s; got {[m['msg_type'] for m in out]}")
+
+
 def test_interrupt_stops_every_worker():
     with running_kernel() as (km, kc):
         pid = kernel_pid(km)
         msg_id = start_sleepy_launch(kc, pid)
+        # A worker process exists some 100 ms before it runs the function
+        # (it loads the compiled cells first): interrupt once one does.
+        early = outputs_until(kc, msg_id, "worker up", 30)
         t0 = time.monotonic()
         km.interrupt_kernel()
         reply = shell_reply(kc, msg_id, timeout=15)
         elapsed = time.monotonic() - t0
-        out = collect(kc, msg_id)
+        out = early + collect(kc, msg_id)
         assert elapsed < 6, f"interrupt took {elapsed:.1f}s (limit: SIGINT, SIGTERM, SIGKILL within 5 s)"
         assert "worker up" in stdout_of(out)
         assert wait_until(lambda: not workers_of(pid), 2), f"left behind: {workers_of(pid)}"

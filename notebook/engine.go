@@ -122,12 +122,17 @@ type Engine struct {
 
 	// launch state (see launch.go)
 	launchMu   sync.Mutex
-	launchFunc string            // name of the function being launched
-	probedType reflect.Type      // answer of a type probe
-	carried    map[string][]byte // worker: values to restore
-	results    [][]byte          // worker: encoded results
-	resultErr  string            // worker: the function's returned error
-	closed     bool
+	launchFunc string // name of the function being launched
+	// launchFuncPtr identifies the function value launchFunc named.
+	launchFuncPtr uintptr
+	probedType    reflect.Type      // answer of a type probe
+	carried       map[string][]byte // worker: values to restore
+	results       [][]byte          // worker: encoded results
+	resultErr     string            // worker: the function's returned error
+	// resultTypes are the result types of recently prepared compiled
+	// launches (see launch_compiled.go).
+	resultTypes []launchTypes
+	closed      bool
 
 	// compiled cells (see compiledcell.go); comp is nil when they are
 	// unavailable, compErr says why.

@@ -45,6 +45,9 @@ type launchPayload struct {
 	Args    []json.RawMessage `json:"args"`
 	// Variadic marks a function whose last parameter is ...T (Params holds []T).
 	Variadic bool `json:"variadic,omitempty"`
+	// Archives are the export data files the kernel's builder knows, by
+	// import path (compiled cells; see prebuildWorker).
+	Archives map[string]string `json:"archives,omitempty"`
 }
 
 type carriedVar struct {
@@ -118,12 +121,24 @@ func (e *Engine) importPath(name string, pc *parsedCell) string {
 func (e *Engine) launchName(name string, fn any) any {
 	e.launchMu.Lock()
 	e.launchFunc = name
+	e.launchFuncPtr = funcPointer(fn)
 	e.launchMu.Unlock()
 	return fn
 }
 
+// funcPointer identifies a function value (0 for anything else).
+func funcPointer(fn any) uintptr {
+	if v := reflect.ValueOf(fn); v.Kind() == reflect.Func {
+		return v.Pointer()
+	}
+	return 0
+}
+
 // Prepare implements launcher.Session.
 func (e *Engine) Prepare(fn any, args []any) ([]byte, error) {
+	if e.comp != nil {
+		return e.prepareCompiled(fn, args)
+	}
 	e.launchMu.Lock()
 	name := e.launchFunc
 	e.launchMu.Unlock()
@@ -184,21 +199,9 @@ func (e *Engine) Prepare(fn any, args []any) ([]byte, error) {
 	for _, f := range fieldList(fnDecl.Type.Results) {
 		p.Results = append(p.Results, exprString(f))
 	}
-	if len(args) != len(p.Params) && !(p.Variadic && len(args) >= len(p.Params)-1) {
-		return nil, fmt.Errorf("%s takes %d argument(s), the launch passes %d", name, len(p.Params), len(args))
-	}
-	if p.Variadic && len(args) >= len(p.Params)-1 {
-		// Pack the variadic tail as one slice argument.
-		fixed := append([]any{}, args[:len(p.Params)-1]...)
-		fixed = append(fixed, args[len(p.Params)-1:])
-		args = fixed
-	}
-	for i, a := range args {
-		b, err := json.Marshal(a)
-		if err != nil {
-			return nil, fmt.Errorf("argument %d of %s (%T) cannot be carried to the workers: %w", i+1, name, a, err)
-		}
-		p.Args = append(p.Args, b)
+	var err error
+	if p.Args, err = encodeArgs(name, len(p.Params), p.Variadic, args); err != nil {
+		return nil, err
 	}
 
 	reach := reachableVars(name, funcSrc, varNames)
@@ -236,12 +239,11 @@ func (e *Engine) Prepare(fn any, args []any) ([]byte, error) {
 		if terr != nil {
 			return nil, fmt.Errorf("global variable %s, which %s uses, cannot be carried to the workers: %w", n, name, terr)
 		}
-		b, err := json.Marshal(v.Interface())
+		b, err := carryValue(v)
 		if err != nil {
 			return nil, fmt.Errorf("global variable %s (%s), which %s uses, cannot be carried to the workers: %w", n, texpr, name, err)
 		}
-		back := reflect.New(v.Type())
-		if err := json.Unmarshal(b, back.Interface()); err != nil || !reflect.DeepEqual(back.Elem().Interface(), v.Interface()) {
+		if b == nil {
 			return nil, fmt.Errorf("global variable %s (%s), which %s uses, cannot be carried to the workers exactly (only exported fields and JSON-encodable values travel); make it a parameter of %s or compute it inside", n, texpr, name, name)
 		}
 		cv.Value = b
@@ -262,6 +264,9 @@ func (e *Engine) DecodeResults(payload []byte, rank int, encoded []byte) ([]any,
 	var raw []json.RawMessage
 	if err := json.Unmarshal(encoded, &raw); err != nil {
 		return nil, fmt.Errorf("rank %d sent unreadable results: %w", rank, err)
+	}
+	if outs := e.resultTypesOf(payload); outs != nil {
+		return decodeCompiledResults(outs, rank, raw)
 	}
 	out := make([]any, len(raw))
 	for i, r := range raw {
@@ -292,6 +297,9 @@ func (e *Engine) Run(ctx context.Context, payload []byte) ([]byte, error) {
 	var p launchPayload
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return nil, fmt.Errorf("reading the launch payload: %w", err)
+	}
+	if e.comp != nil {
+		return e.runCompiledWorker(ctx, p)
 	}
 	io := &workerIO{forward: display.Current()}
 	run := func(what, code string) error {

@@ -18,6 +18,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"math"
 	"plugin"
 	"reflect"
 	"regexp"
@@ -57,6 +58,12 @@ type Session struct {
 	// Late hears what goroutines of cells that already ended report: a
 	// panic (with its stack) or os.Exit.
 	Late func(msg string)
+
+	// pending is the unit whose code is running, before it commits (see
+	// Pending); guarded by pendingMu because the running code may ask from
+	// any of its goroutines.
+	pendingMu sync.Mutex
+	pending   *unit
 }
 
 // unit is a loaded cell package.
@@ -140,6 +147,26 @@ func (s *Session) Run(ctx context.Context, src string, n int, progress func(stri
 	if err != nil {
 		return nil, err
 	}
+	u, built, err := s.build(ctx, c, progress)
+	if err != nil {
+		return nil, err
+	}
+	if u.syms, err = load(built.Plugin); err != nil {
+		return nil, err
+	}
+	s.order = append(s.order, c)
+	s.units[u.path] = u
+	res, err := s.execute(ctx, u, n, !built.Cached)
+	if res != nil {
+		res.Warnings = c.Warnings
+		res.AutoImports = c.AutoImports
+	}
+	return res, err
+}
+
+// build generates the package of a checked cell and builds it (or finds it
+// in the cache). The unit it returns is not loaded yet.
+func (s *Session) build(ctx context.Context, c *check.Cell, progress func(string)) (*unit, *build.Built, error) {
 	reuse := map[string]*check.Entry{}
 	for _, h := range c.Hoisted {
 		if old := s.chk.Lookup(h.Name); old != nil && old.Kind == check.VarEntry && h.Obj != nil && types.Identical(old.Obj.Type(), h.Obj.Type()) && old.Home != nil {
@@ -163,33 +190,44 @@ func (s *Session) Run(ctx context.Context, src string, n int, progress func(stri
 	in := gen.Input{Cell: c, Home: s.homePath, FieldHome: func(f *types.Var) string { return s.fields[f] }, Reuse: reuse}
 	out, err := gen.Generate(in)
 	if err != nil {
-		return nil, &BuildError{Err: fmt.Errorf("goaccel cannot translate this cell: %w", err)}
+		return nil, nil, &BuildError{Err: fmt.Errorf("goaccel cannot translate this cell: %w", err)}
 	}
 	path := s.pathFor(out)
 	built, err := s.opts.Builder.Build(ctx, build.Package{Path: path, Source: out.Source, Imports: out.Imports}, progress)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 		var ce *build.CompileError
 		if errors.As(err, &ce) {
-			return nil, &BuildError{Err: err, Source: out.Source}
+			return nil, nil, &BuildError{Err: err, Source: out.Source}
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	syms, err := load(built.Plugin)
-	if err != nil {
-		return nil, err
+	return &unit{path: path, cell: c, out: out}, built, nil
+}
+
+// Prebuild builds cells (numbered from 1) the way a fresh session running
+// them would, into the build cache, without loading or running them: a
+// process that then runs the same cells in a fresh session with a Builder
+// of the same configuration (a launched worker) finds every plugin built.
+// Each cell is committed at the type level only, for the next one to be
+// checked against it.
+func Prebuild(ctx context.Context, opts Options, cells []string) error {
+	s := New(opts)
+	for i, src := range cells {
+		c, err := s.chk.Check(src, i+1)
+		if err != nil {
+			return err
+		}
+		u, _, err := s.build(ctx, c, nil)
+		if err != nil {
+			return err
+		}
+		s.units[u.path] = u
+		s.commit(u, math.MaxInt) // every statement "ran"
 	}
-	u := &unit{path: path, syms: syms, cell: c, out: out}
-	s.order = append(s.order, c)
-	s.units[path] = u
-	res, err := s.execute(ctx, u, n, !built.Cached)
-	if res != nil {
-		res.Warnings = c.Warnings
-		res.AutoImports = c.AutoImports
-	}
-	return res, err
+	return nil
 }
 
 // loadMu serializes plugin loading: a plugin's package registers its
@@ -322,6 +360,8 @@ func (s *Session) execute(ctx context.Context, u *unit, n int, built bool) (*Res
 	runFn, _ := u.syms["run"].(func())
 	r := newRun(s, n)
 	defer r.end()
+	s.setPending(u)
+	defer s.setPending(nil)
 	// A cell whose package-level variables fail to initialize binds
 	// nothing: its declarations never came into being.
 	if err := r.call(ctx, initFn); err != nil {
@@ -398,6 +438,47 @@ func (s *Session) Func(name string) (reflect.Value, bool) {
 		return reflect.Value{}, false
 	}
 	return h.fn, true
+}
+
+// Pending returns the cell whose code is running, nil when none. What it
+// declares is committed only when its code ends, but that code may already
+// hand one of its functions to a launcher, which must then see the cell's
+// declarations beside the session's.
+func (s *Session) Pending() *check.Cell {
+	s.pendingMu.Lock()
+	defer s.pendingMu.Unlock()
+	if s.pending == nil {
+		return nil
+	}
+	return s.pending.cell
+}
+
+// PendingValue returns the storage of a variable that the running cell
+// declares with storage of its own (addressable), before it is committed.
+// A variable declared again with the type it had keeps the session's
+// storage: Value finds it.
+func (s *Session) PendingValue(name string) (reflect.Value, bool) {
+	s.pendingMu.Lock()
+	u := s.pending
+	s.pendingMu.Unlock()
+	if u == nil {
+		return reflect.Value{}, false
+	}
+	p, ok := u.syms["v:"+name]
+	if !ok {
+		return reflect.Value{}, false
+	}
+	v := reflect.ValueOf(p)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return reflect.Value{}, false
+	}
+	return v.Elem(), true
+}
+
+func (s *Session) setPending(u *unit) {
+	s.pendingMu.Lock()
+	s.pending = u
+	s.pendingMu.Unlock()
 }
 
 // langVersion is the language version of the running toolchain (go1.26).

@@ -454,9 +454,12 @@ func (g *gen) call(call *ast.CallExpr) {
 	if e := c.EntryOf(c.Info.Uses[id]); e != nil {
 		name = e.Name
 	}
-	g.ed.replace(arg, func() string {
-		return "_gxrt.LaunchName(" + quote(name) + ", " + g.ed.render(arg) + ")"
-	})
+	// Insertions around the argument, not a replacement of it that renders
+	// it: that rendering would include the replacement itself (and the
+	// argument keeps any edit of its own, e.g. a reference to an earlier
+	// cell's function).
+	g.ed.insert(arg.Pos(), "_gxrt.LaunchName("+quote(name)+", ")
+	g.ed.insert(arg.End(), ")")
 }
 
 func recvNamed(t types.Type, path, name string) bool {
