@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/parser"
 	"go/types"
 	"path"
 	"regexp"
@@ -92,6 +93,28 @@ func (e *Engine) runCompiled(ctx context.Context, cs *cellState, code string) (f
 	}
 	if res.Kind == gen.NoResult || len(res.Values) == 0 {
 		return nil, nil
+	}
+	return resultBundle(res.Values, res.Kind == gen.MultiResult), nil
+}
+
+// evalExprCompiled evaluates a user expression (execute_request's
+// user_expressions) against the compiled session. It runs as a cell that is
+// only an expression, numbered 0: it binds nothing and leaves the cells'
+// sources alone.
+func (e *Engine) evalExprCompiled(ctx context.Context, expr string) (frontend.MIMEBundle, *frontend.Error) {
+	if strings.Contains(expr, "\n") {
+		return nil, &frontend.Error{Name: "SyntaxError", Value: "a user expression must be one line: " + expr}
+	}
+	if _, err := parser.ParseExpr(expr); err != nil {
+		return nil, &frontend.Error{Name: "SyntaxError", Value: "not a single expression: " + expr + ": " + err.Error()}
+	}
+	res, err := e.comp.Run(ctx, expr, 0, nil)
+	e.flushOutput()
+	if err != nil {
+		return nil, e.compiledError(err, expr, 0)
+	}
+	if res.Kind == gen.NoResult || len(res.Values) == 0 {
+		return frontend.MIMEBundle{}, nil
 	}
 	return resultBundle(res.Values, res.Kind == gen.MultiResult), nil
 }

@@ -120,6 +120,9 @@ func (e *Engine) showValue(ctx context.Context, it *interp.Interpreter, cs *cell
 // evalExpr evaluates one expression (user_expressions) and returns its
 // MIME bundle, formatted as a cell's trailing expression is.
 func (e *Engine) evalExpr(ctx context.Context, cs *cellState, expr string) (frontend.MIMEBundle, *frontend.Error) {
+	if e.comp != nil {
+		return e.evalExprCompiled(ctx, expr)
+	}
 	it := e.interp()
 	if strings.Contains(expr, "\n") {
 		return nil, &frontend.Error{Name: "SyntaxError", Value: "a user expression must be one line: " + expr}
