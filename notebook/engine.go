@@ -57,6 +57,10 @@ type Options struct {
 	// BuildCache is where compiled cells are cached
 	// (~/.cache/goaccel/build by default).
 	BuildCache string
+	// AlwaysBuild builds every cell with the toolchain, also the simple
+	// ones (assignments, calls, a trailing expression) that are otherwise
+	// evaluated without a build (package eval).
+	AlwaysBuild bool
 }
 
 // DeclKind is the kind of a logged declaration.
@@ -134,6 +138,8 @@ type Engine struct {
 	builder *build.Builder
 	comp    *compiled.Session
 	compErr error
+	// evaluated counts the cells that ran without a build.
+	evaluated int
 
 	out      *streamer
 	stdin    *stdinReader
