@@ -6,7 +6,8 @@ import (
 	"reflect"
 )
 
-// builtinCall compiles a call of len, cap, new or append.
+// builtinCall compiles a call of len, cap, new, append, complex, real or
+// imag.
 func (c *compiler) builtinCall(call *ast.CallExpr, name string) val {
 	rt := c.rtype(c.info.Types[call].Type)
 	switch name {
@@ -45,6 +46,31 @@ func (c *compiler) builtinCall(call *ast.CallExpr, name string) val {
 		return func() reflect.Value { return reflect.New(et) }
 	case "append":
 		return c.appendCall(call, rt)
+	case "complex":
+		c.ordered(call.Args...)
+		x, y := c.expr(call.Args[0]), c.expr(call.Args[1])
+		return func() reflect.Value {
+			xv, yv := x(), y()
+			out := reflect.New(rt).Elem()
+			if rt.Kind() == reflect.Complex64 {
+				out.SetComplex(complex128(complex(float32(xv.Float()), float32(yv.Float()))))
+			} else {
+				out.SetComplex(complex(xv.Float(), yv.Float()))
+			}
+			return out
+		}
+	case "real", "imag":
+		x := c.expr(call.Args[0])
+		return func() reflect.Value {
+			z := x().Complex() // exact for complex64 too
+			out := reflect.New(rt).Elem()
+			if name == "real" {
+				out.SetFloat(real(z))
+			} else {
+				out.SetFloat(imag(z))
+			}
+			return out
+		}
 	}
 	c.fail(call, "built-in %s is compiled", name)
 	return nil
