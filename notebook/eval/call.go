@@ -158,6 +158,9 @@ func (c *compiler) funcValue(n ast.Node, o *types.Func) reflect.Value {
 		if v, ok = c.env.Package(path)[o.Name()]; !ok {
 			c.fail(n, "%s.%s is not linked into the kernel", path, o.Name())
 		}
+		if path == "time" && o.Name() == "Sleep" && v.Type() == reflect.TypeOf(sleep) {
+			v = reflect.ValueOf(sleep) // interruptible
+		}
 	}
 	if v.Kind() != reflect.Func || v.Type() != c.rtype(o.Type()) {
 		c.fail(n, "%s: the linked function has type %v", o.Name(), v.Type())
