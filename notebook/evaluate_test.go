@@ -16,6 +16,9 @@ import (
 // ones: each sees what the other bound and assigned.
 func TestEvaluatedCells(t *testing.T) {
 	e := newEngine(t)
+	if e.comp == nil {
+		t.Fatalf("no compiled cells: %v", e.compErr)
+	}
 	steps := []struct {
 		code, want string
 		evaluated  bool
@@ -87,6 +90,9 @@ var cellName = regexp.MustCompile(`cell\[(\d+)\]`)
 // numbered apart).
 func runCells(t *testing.T, opts Options, first int, cells []string) []outcome {
 	e := newEngineWith(t, opts)
+	if e.comp == nil {
+		t.Fatalf("no compiled cells: %v", e.compErr)
+	}
 	renumber := func(s string) string {
 		return cellName.ReplaceAllStringFunc(s, func(m string) string {
 			n, _ := strconv.Atoi(m[5 : len(m)-1])
@@ -179,6 +185,9 @@ func TestEvaluatedLikeCompiled(t *testing.T) {
 // handled as in a compiled cell.
 func TestEvaluatedCallsCompiledCode(t *testing.T) {
 	e := newEngine(t)
+	if e.comp == nil {
+		t.Fatalf("no compiled cells: %v", e.compErr)
+	}
 	mustRun(t, e, "import (\"os\"; \"time\")\nkept := 1\nfunc spin() { for {} }\nfunc quit() { os.Exit(3) }\nfunc gp() { go func() { panic(\"in goroutine\") }(); time.Sleep(time.Second) }")
 	for _, c := range []struct{ code, name, value string }{
 		{"spin()", "Interrupted", ""},

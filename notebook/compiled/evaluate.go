@@ -86,6 +86,10 @@ func (s *Session) evaluate(ctx context.Context, c *check.Cell, p *eval.Program, 
 	if pe, ok := err.(*Panic); ok && !pe.Goroutine {
 		pe.Stack = evaluatedStack(pe.Stack, c.Fset.Position(p.Pos()).String())
 	}
+	if err != nil && !p.Initialized() {
+		// Its variables never came into being (as for a compiled cell).
+		return nil, err
+	}
 	done := p.Done()
 	res.Bindings = s.chk.Commit(c, func(h *check.Hoisted) bool { return h.Stmt < done })
 	for _, b := range res.Bindings {

@@ -156,6 +156,7 @@ func (c *compiler) assignTuple(s *ast.AssignStmt) func() {
 				vals[i] = c.discard(r)
 			} else {
 				vals[i] = c.exprTo(r, c.lhsType(s.Lhs[i]))
+				c.newable(c.rtype(c.lhsType(s.Lhs[i])))
 			}
 		}
 		values = func() []reflect.Value {

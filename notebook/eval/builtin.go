@@ -43,6 +43,7 @@ func (c *compiler) builtinCall(call *ast.CallExpr, name string) val {
 		return func() reflect.Value { return reflect.ValueOf(x().Cap()) }
 	case "new":
 		et := rt.Elem()
+		c.newable(et)
 		return func() reflect.Value { return reflect.New(et) }
 	case "append":
 		return c.appendCall(call, rt)
@@ -51,25 +52,19 @@ func (c *compiler) builtinCall(call *ast.CallExpr, name string) val {
 		x, y := c.expr(call.Args[0]), c.expr(call.Args[1])
 		return func() reflect.Value {
 			xv, yv := x(), y()
-			out := reflect.New(rt).Elem()
 			if rt.Kind() == reflect.Complex64 {
-				out.SetComplex(complex128(complex(float32(xv.Float()), float32(yv.Float()))))
-			} else {
-				out.SetComplex(complex(xv.Float(), yv.Float()))
+				return makeComplex(rt, complex128(complex(float32(xv.Float()), float32(yv.Float()))))
 			}
-			return out
+			return makeComplex(rt, complex(xv.Float(), yv.Float()))
 		}
 	case "real", "imag":
 		x := c.expr(call.Args[0])
 		return func() reflect.Value {
 			z := x().Complex() // exact for complex64 too
-			out := reflect.New(rt).Elem()
 			if name == "real" {
-				out.SetFloat(real(z))
-			} else {
-				out.SetFloat(imag(z))
+				return makeFloat(rt, real(z))
 			}
-			return out
+			return makeFloat(rt, imag(z))
 		}
 	}
 	c.fail(call, "built-in %s is compiled", name)
@@ -123,6 +118,7 @@ func (c *compiler) conversion(call *ast.CallExpr) val {
 	fk := c.rtype(from).Kind()
 	switch {
 	case types.IsInterface(to):
+		c.newable(rt)
 		return func() reflect.Value { return toInterface(x(), rt) }
 	case isNumeric(fk) && isNumeric(rt.Kind()):
 		return func() reflect.Value { return convertNumeric(x(), rt) }
@@ -154,6 +150,14 @@ func (c *compiler) composite(e *ast.CompositeLit) val {
 		ptr, t = true, p.Elem() // an elided &T in a literal of *T elements
 	}
 	rt := c.rtype(t)
+	switch t.Underlying().(type) {
+	case *types.Struct, *types.Array:
+		c.newable(rt) // made by reflect.New
+	default:
+		if ptr {
+			c.newable(rt)
+		}
+	}
 	var operands []ast.Expr
 	for _, el := range e.Elts {
 		if kv, ok := el.(*ast.KeyValueExpr); ok {
@@ -208,6 +212,9 @@ func (c *compiler) structLit(e *ast.CompositeLit, st *types.Struct, rt reflect.T
 		}
 		if rt.NumField() != st.NumFields() || rt.Field(fi).Name != st.Field(fi).Name() {
 			c.fail(e, "struct %v does not match its run-time type", rt)
+		}
+		if !st.Field(fi).Exported() {
+			c.newable(rt.Field(fi).Type) // unRO
 		}
 		fields = append(fields, field{fi, c.exprTo(value, st.Field(fi).Type())})
 	}

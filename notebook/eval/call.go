@@ -201,6 +201,7 @@ func (c *compiler) method(x *ast.SelectorExpr, sel *types.Selection) val {
 		adjust = nilCheck
 	case ptrRecv && !isPtr:
 		holder = types.NewPointer(t)
+		c.newable(c.rtype(t))
 		adjust = func(v reflect.Value) reflect.Value {
 			if !v.CanAddr() {
 				panic("eval: method with a pointer receiver on an unaddressable value")

@@ -8,42 +8,39 @@ import (
 // conversion does (the conversions are the compiler's, on the concrete
 // types).
 func convertNumeric(x reflect.Value, rt reflect.Type) reflect.Value {
-	out := reflect.New(rt).Elem()
 	switch rt.Kind() {
 	case reflect.Int:
-		out.SetInt(int64(to[int](x)))
+		return makeInt(rt, int64(to[int](x)))
 	case reflect.Int8:
-		out.SetInt(int64(to[int8](x)))
+		return makeInt(rt, int64(to[int8](x)))
 	case reflect.Int16:
-		out.SetInt(int64(to[int16](x)))
+		return makeInt(rt, int64(to[int16](x)))
 	case reflect.Int32:
-		out.SetInt(int64(to[int32](x)))
+		return makeInt(rt, int64(to[int32](x)))
 	case reflect.Int64:
-		out.SetInt(to[int64](x))
+		return makeInt(rt, to[int64](x))
 	case reflect.Uint:
-		out.SetUint(uint64(to[uint](x)))
+		return makeUint(rt, uint64(to[uint](x)))
 	case reflect.Uint8:
-		out.SetUint(uint64(to[uint8](x)))
+		return makeUint(rt, uint64(to[uint8](x)))
 	case reflect.Uint16:
-		out.SetUint(uint64(to[uint16](x)))
+		return makeUint(rt, uint64(to[uint16](x)))
 	case reflect.Uint32:
-		out.SetUint(uint64(to[uint32](x)))
+		return makeUint(rt, uint64(to[uint32](x)))
 	case reflect.Uint64:
-		out.SetUint(to[uint64](x))
+		return makeUint(rt, to[uint64](x))
 	case reflect.Uintptr:
-		out.SetUint(uint64(to[uintptr](x)))
+		return makeUint(rt, uint64(to[uintptr](x)))
 	case reflect.Float32:
-		out.SetFloat(float64(to[float32](x)))
+		return makeFloat(rt, float64(to[float32](x)))
 	case reflect.Float64:
-		out.SetFloat(to[float64](x))
+		return makeFloat(rt, to[float64](x))
 	case reflect.Complex64:
-		out.SetComplex(complex128(toComplex[complex64](x)))
+		return makeComplex(rt, complex128(toComplex[complex64](x)))
 	case reflect.Complex128:
-		out.SetComplex(toComplex[complex128](x))
-	default:
-		panic("eval: numeric conversion to " + rt.String())
+		return makeComplex(rt, toComplex[complex128](x))
 	}
-	return out
+	panic("eval: numeric conversion to " + rt.String())
 }
 
 // to converts an integer or floating-point value to T.

@@ -51,6 +51,8 @@ func (e *NotEligible) Error() string {
 // once more); calls must not overlap.
 type Program struct {
 	cell     *check.Cell
+	init     []func() // the package-level variables' initialization
+	inited   atomic.Bool
 	stmts    []func()
 	stmtPos  []token.Pos
 	trailing func() []reflect.Value
@@ -65,6 +67,11 @@ type Program struct {
 // it got.
 func (p *Program) Run() []any {
 	p.done.Store(0)
+	p.inited.Store(false)
+	for _, f := range p.init {
+		f()
+	}
+	p.inited.Store(true)
 	var out []reflect.Value
 	for i, s := range p.stmts {
 		p.pos.Store(int64(p.stmtPos[i]))
@@ -83,6 +90,11 @@ func (p *Program) Run() []any {
 	}
 	return vals
 }
+
+// Initialized reports that the last Run initialized the cell's
+// package-level variables (a cell whose initialization panics binds
+// nothing, as a compiled cell).
+func (p *Program) Initialized() bool { return p.inited.Load() }
 
 // Done is how many top-level statements completed in the last Run (the
 // variables they define are bound).
@@ -106,12 +118,13 @@ func (p *Program) at(pos token.Pos) { p.pos.Store(int64(pos)) }
 
 // compiler is one Compile in progress.
 type compiler struct {
-	cell    *check.Cell
-	info    *types.Info
-	env     Env
-	p       *Program
-	types   map[types.Type]reflect.Type
-	hoisted map[types.Object]reflect.Value
+	cell     *check.Cell
+	info     *types.Info
+	env      Env
+	p        *Program
+	types    map[types.Type]reflect.Type
+	pointers map[reflect.Type]bool // types whose pointer type is known
+	hoisted  map[types.Object]reflect.Value
 }
 
 // failure stops a compilation: the cell is not eligible.
@@ -145,10 +158,14 @@ func Compile(cell *check.Cell, env Env) (p *Program, err error) {
 			p, err = nil, ne
 		}
 	}()
-	c := &compiler{cell: cell, info: cell.Info, env: env, types: map[types.Type]reflect.Type{}, hoisted: map[types.Object]reflect.Value{}}
+	c := &compiler{cell: cell, info: cell.Info, env: env, types: map[types.Type]reflect.Type{}, pointers: map[reflect.Type]bool{}, hoisted: map[types.Object]reflect.Value{}}
 	c.p = &Program{cell: cell, storage: map[string]reflect.Value{}}
 	c.checkCell()
 	c.allocate()
+	c.initialization()
+	if cell.Body == nil {
+		return c.p, nil
+	}
 	for _, st := range cell.Body.Body.List {
 		c.p.stmtPos = append(c.p.stmtPos, st.Pos())
 		if es, ok := st.(*ast.ExprStmt); ok && es == cell.Trailing {
@@ -161,14 +178,18 @@ func Compile(cell *check.Cell, env Env) (p *Program, err error) {
 	return c.p, nil
 }
 
-// checkCell rejects cells with declarations: they need compiled homes.
+// checkCell rejects cells with declarations other than variables': they
+// need compiled homes.
 func (c *compiler) checkCell() {
 	cell := c.cell
+	for _, d := range cell.Decls {
+		if g, ok := d.(*ast.GenDecl); !ok || g.Tok != token.VAR {
+			c.fail(d, "declarations are compiled")
+		}
+	}
 	switch {
-	case cell.Body == nil:
-		c.fail(nil, "no statements")
-	case len(cell.Decls) > 0:
-		c.fail(cell.Decls[0], "declarations are compiled")
+	case cell.Body == nil && len(cell.Decls) == 0:
+		c.fail(nil, "nothing to run")
 	case len(cell.Rehomed) > 0:
 		c.fail(nil, "the cell recompiles earlier declarations")
 	case cell.Main:
@@ -181,26 +202,104 @@ func (c *compiler) checkCell() {
 	}
 }
 
-// allocate gives the variables the cell defines their storage: that of the
-// variable of the same name and type it declares again (as compiled cells
-// reuse it), or new storage.
+// allocate gives the variables the cell defines (by statements and by
+// declarations) their storage: that of the variable of the same name and
+// type it declares again (as compiled cells reuse it), or new storage.
 func (c *compiler) allocate() {
+	vars := map[string]*types.Var{}
+	var names []string
 	for _, h := range c.cell.Hoisted {
 		if h.Obj == nil {
 			c.fail(nil, "variable %s has no type", h.Name)
 		}
+		vars[h.Name] = h.Obj
+		names = append(names, h.Name)
+	}
+	for _, d := range c.cell.Decls {
+		for _, sp := range d.(*ast.GenDecl).Specs {
+			for _, id := range sp.(*ast.ValueSpec).Names {
+				if v, ok := c.info.Defs[id].(*types.Var); ok && id.Name != "_" {
+					vars[id.Name] = v
+					names = append(names, id.Name)
+				}
+			}
+		}
+	}
+	for _, name := range names {
+		obj := vars[name]
 		var v reflect.Value
-		if old := c.env.Lookup(h.Name); old != nil && old.Kind == check.VarEntry && types.Identical(old.Obj.Type(), h.Obj.Type()) {
+		if old := c.env.Lookup(name); old != nil && old.Kind == check.VarEntry && types.Identical(old.Obj.Type(), obj.Type()) {
 			v, _ = c.env.Var(old)
 		}
-		rt := c.rtype(h.Obj.Type())
+		rt := c.rtype(obj.Type())
+		c.newable(rt)
 		if !v.IsValid() {
 			v = reflect.New(rt).Elem()
 		} else if v.Type() != rt {
-			c.fail(nil, "variable %s: storage of type %v for %v", h.Name, v.Type(), rt)
+			c.fail(nil, "variable %s: storage of type %v for %v", name, v.Type(), rt)
 		}
-		c.hoisted[h.Obj] = v
-		c.p.storage[h.Name] = v
+		c.hoisted[obj] = v
+		c.p.storage[name] = v
+	}
+}
+
+// initialization compiles what compiled cells do before the statements:
+// the package-level variables initialized in Go's order (go/types'
+// InitOrder), then those without a value set to their zero value (also
+// when they keep an earlier variable's storage).
+func (c *compiler) initialization() {
+	for _, ini := range c.info.InitOrder {
+		if len(ini.Lhs) == 1 {
+			lhs := ini.Lhs[0]
+			if lhs.Name() == "_" {
+				v := c.discard(ini.Rhs)
+				c.p.init = append(c.p.init, func() { v() })
+				continue
+			}
+			v, dst := c.exprTo(ini.Rhs, lhs.Type()), c.varRef(ini.Rhs, lhs)
+			c.p.init = append(c.p.init, func() { dst().Set(v()) })
+			continue
+		}
+		call, ok := ast.Unparen(ini.Rhs).(*ast.CallExpr)
+		if !ok {
+			c.fail(ini.Rhs, "comma-ok initialization")
+		}
+		f := c.callMulti(call)
+		tup := c.info.Types[call].Type.(*types.Tuple)
+		stores := make([]func(reflect.Value), len(ini.Lhs))
+		for i, lhs := range ini.Lhs {
+			if lhs.Name() == "_" {
+				continue
+			}
+			conv, dst := c.assignConv(call, tup.At(i).Type(), lhs.Type()), c.varRef(call, lhs)
+			stores[i] = func(x reflect.Value) {
+				if conv != nil {
+					x = conv(x)
+				}
+				dst().Set(x)
+			}
+		}
+		c.p.init = append(c.p.init, func() {
+			for i, x := range f() {
+				if stores[i] != nil {
+					stores[i](x)
+				}
+			}
+		})
+	}
+	for _, d := range c.cell.Decls {
+		for _, sp := range d.(*ast.GenDecl).Specs {
+			vs := sp.(*ast.ValueSpec)
+			if len(vs.Values) > 0 {
+				continue
+			}
+			for _, id := range vs.Names {
+				if v, ok := c.info.Defs[id].(*types.Var); ok && id.Name != "_" {
+					dst, zero := c.hoisted[v], reflect.Zero(c.rtype(v.Type()))
+					c.p.init = append(c.p.init, func() { dst.Set(zero) })
+				}
+			}
+		}
 	}
 }
 

@@ -12,6 +12,10 @@ type point struct{ x, y int }
 func (p point) Sum() int     { return p.x + p.y }
 func (p *point) Scale(k int) { p.x *= k; p.y *= k }
 
+// The evaluator uses only types that compiled code has (see rtype): these
+// are the ones the sessions below would have in their compiled cells.
+var compiledTypes = []any{(**point)(nil), (*map[string]int)(nil), (**int)(nil), (*[]any)(nil), []point(nil), []*point(nil), (*[3]int)(nil), map[string][]int(nil), (*map[int]int)(nil)}
+
 // TestSemantics runs a session of evaluated cells. The expected results
 // are what the same statements print when compiled by go run (a program
 // with the session's variables at package level, as compiled cells have
@@ -21,6 +25,7 @@ func (p *point) Scale(k int) { p.x *= k; p.y *= k }
 // growth, and the runtime's own panic values (which must be runtime.Error
 // values: the harness says when one is not).
 func TestSemantics(t *testing.T) {
+	t.Log(len(compiledTypes))
 	s := newSession(t)
 	s.declare("type point struct{ x, y int }\nfunc (p point) Sum() int { return p.x + p.y }\nfunc (p *point) Scale(k int) { p.x *= k; p.y *= k }",
 		map[string]any{"point": (*point)(nil)})
@@ -209,6 +214,8 @@ func TestNotEligible(t *testing.T) {
 		"[]int{x, bump()}",
 		"x, y = y, bump()",
 		"xs[bump()] = 1",
+		// Types no compiled code has yet.
+		"mc := map[complex64][2]int8{}",
 		// Not in the evaluator's subset.
 		"var z = 3",
 		"const c = 1\nc",

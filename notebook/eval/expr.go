@@ -81,6 +81,7 @@ func (c *compiler) assignConv(n ast.Node, from, to types.Type) func(reflect.Valu
 		return nil
 	}
 	if types.IsInterface(to) {
+		c.newable(rt)
 		return func(x reflect.Value) reflect.Value { return toInterface(x, rt) }
 	}
 	if isUntyped(from) || types.AssignableTo(from, to) && c.rtype(from).ConvertibleTo(rt) {
@@ -107,34 +108,32 @@ func toInterface(x reflect.Value, rt reflect.Type) reflect.Value {
 // must be representable (an untyped constant that overflows its default
 // type is a compile error in compiled code).
 func (c *compiler) constant(n ast.Node, v constant.Value, rt reflect.Type) reflect.Value {
-	out := reflect.New(rt).Elem()
 	switch k := rt.Kind(); {
 	case k == reflect.Bool && v.Kind() == constant.Bool:
-		out.SetBool(constant.BoolVal(v))
+		return makeBool(rt, constant.BoolVal(v))
 	case k == reflect.String && v.Kind() == constant.String:
-		out.SetString(constant.StringVal(v))
+		return makeString(rt, constant.StringVal(v))
 	case isSigned(k):
 		i, exact := constant.Int64Val(constant.ToInt(v))
-		if !exact || out.OverflowInt(i) {
+		if !exact || reflect.Zero(rt).OverflowInt(i) {
 			c.fail(n, "constant %s overflows %v", v, rt)
 		}
-		out.SetInt(i)
+		return makeInt(rt, i)
 	case isUnsigned(k):
 		u, exact := constant.Uint64Val(constant.ToInt(v))
-		if !exact || out.OverflowUint(u) {
+		if !exact || reflect.Zero(rt).OverflowUint(u) {
 			c.fail(n, "constant %s overflows %v", v, rt)
 		}
-		out.SetUint(u)
+		return makeUint(rt, u)
 	case isFloat(k):
-		out.SetFloat(c.floatConst(n, constant.ToFloat(v), k == reflect.Float32))
+		return makeFloat(rt, c.floatConst(n, constant.ToFloat(v), k == reflect.Float32))
 	case isComplex(k):
 		z := constant.ToComplex(v)
 		small := k == reflect.Complex64
-		out.SetComplex(complex(c.floatConst(n, constant.Real(z), small), c.floatConst(n, constant.Imag(z), small)))
-	default:
-		c.fail(n, "constant %s of type %v", v, rt)
+		return makeComplex(rt, complex(c.floatConst(n, constant.Real(z), small), c.floatConst(n, constant.Imag(z), small)))
 	}
-	return reflect.ValueOf(out.Interface()) // not addressable
+	c.fail(n, "constant %s of type %v", v, rt)
+	return reflect.Value{}
 }
 
 func (c *compiler) floatConst(n ast.Node, v constant.Value, small bool) float64 {
@@ -233,6 +232,10 @@ func (c *compiler) walk(x val, t types.Type, path []int, pos token.Pos) (val, ty
 		f := st.Field(i)
 		if rt.Kind() != reflect.Struct || rt.NumField() != st.NumFields() || rt.Field(i).Name != f.Name() {
 			c.fail(nil, "struct %s does not match its run-time type %v", t, rt)
+		}
+		c.newable(rt) // a copy of an unaddressable struct
+		if !f.Exported() {
+			c.newable(rt.Field(i).Type) // unRO
 		}
 		steps = append(steps, step{field: i})
 		t = f.Type()
@@ -342,15 +345,12 @@ func (c *compiler) unary(e *ast.UnaryExpr) val {
 			x := c.composite(lit)
 			return func() reflect.Value { return x().Addr() }
 		}
+		c.newable(c.rtype(c.info.Types[e.X].Type))
 		x := c.expr(e.X)
 		return func() reflect.Value { return x().Addr() }
 	case token.NOT:
 		x := c.expr(e.X)
-		return func() reflect.Value {
-			out := reflect.New(rt).Elem()
-			out.SetBool(!x().Bool())
-			return out
-		}
+		return func() reflect.Value { return makeBool(rt, !x().Bool()) }
 	case token.ADD, token.SUB, token.XOR:
 		if !isNumeric(rt.Kind()) || e.Op == token.XOR && !isInteger(rt.Kind()) {
 			c.fail(e, "%s on %v", e.Op, rt)
@@ -372,13 +372,11 @@ func (c *compiler) binary(e *ast.BinaryExpr) val {
 	case token.LAND, token.LOR:
 		x, y := c.expr(e.X), c.expr(e.Y)
 		return func() reflect.Value {
-			out := reflect.New(rt).Elem()
 			r := x().Bool()
 			if r == (op == token.LAND) {
 				r = y().Bool()
 			}
-			out.SetBool(r)
-			return out
+			return makeBool(rt, r)
 		}
 	case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
 		return c.comparison(e, rt)
@@ -445,11 +443,7 @@ func (c *compiler) comparison(e *ast.BinaryExpr, rt reflect.Type) val {
 			c.fail(e, "comparison with nil")
 		}
 		x := c.expr(other)
-		return func() reflect.Value {
-			out := reflect.New(rt).Elem()
-			out.SetBool(x().IsNil() == (op == token.EQL))
-			return out
-		}
+		return func() reflect.Value { return makeBool(rt, x().IsNil() == (op == token.EQL)) }
 	}
 	c.ordered(e.X, e.Y)
 	if !types.Identical(xt.Type, yt.Type) {
@@ -460,9 +454,5 @@ func (c *compiler) comparison(e *ast.BinaryExpr, rt reflect.Type) val {
 		c.fail(e, "comparison of %s", xt.Type)
 	}
 	x, y := c.expr(e.X), c.expr(e.Y)
-	return func() reflect.Value {
-		out := reflect.New(rt).Elem()
-		out.SetBool(comparison(op, x(), y()))
-		return out
-	}
+	return func() reflect.Value { return makeBool(rt, comparison(op, x(), y())) }
 }

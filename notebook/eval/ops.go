@@ -115,44 +115,42 @@ func equal[T comparable](op token.Token, x, y T) bool {
 // binary applies an arithmetic or bitwise operator to two values of the
 // same basic kind; the result has type rt.
 func binary(op token.Token, x, y reflect.Value, rt reflect.Type) reflect.Value {
-	out := reflect.New(rt).Elem()
 	switch x.Kind() {
 	case reflect.Int:
-		out.SetInt(int64(intOp(op, int(x.Int()), int(y.Int()))))
+		return makeInt(rt, int64(intOp(op, int(x.Int()), int(y.Int()))))
 	case reflect.Int8:
-		out.SetInt(int64(intOp(op, int8(x.Int()), int8(y.Int()))))
+		return makeInt(rt, int64(intOp(op, int8(x.Int()), int8(y.Int()))))
 	case reflect.Int16:
-		out.SetInt(int64(intOp(op, int16(x.Int()), int16(y.Int()))))
+		return makeInt(rt, int64(intOp(op, int16(x.Int()), int16(y.Int()))))
 	case reflect.Int32:
-		out.SetInt(int64(intOp(op, int32(x.Int()), int32(y.Int()))))
+		return makeInt(rt, int64(intOp(op, int32(x.Int()), int32(y.Int()))))
 	case reflect.Int64:
-		out.SetInt(intOp(op, x.Int(), y.Int()))
+		return makeInt(rt, intOp(op, x.Int(), y.Int()))
 	case reflect.Uint:
-		out.SetUint(uint64(intOp(op, uint(x.Uint()), uint(y.Uint()))))
+		return makeUint(rt, uint64(intOp(op, uint(x.Uint()), uint(y.Uint()))))
 	case reflect.Uint8:
-		out.SetUint(uint64(intOp(op, uint8(x.Uint()), uint8(y.Uint()))))
+		return makeUint(rt, uint64(intOp(op, uint8(x.Uint()), uint8(y.Uint()))))
 	case reflect.Uint16:
-		out.SetUint(uint64(intOp(op, uint16(x.Uint()), uint16(y.Uint()))))
+		return makeUint(rt, uint64(intOp(op, uint16(x.Uint()), uint16(y.Uint()))))
 	case reflect.Uint32:
-		out.SetUint(uint64(intOp(op, uint32(x.Uint()), uint32(y.Uint()))))
+		return makeUint(rt, uint64(intOp(op, uint32(x.Uint()), uint32(y.Uint()))))
 	case reflect.Uint64:
-		out.SetUint(intOp(op, x.Uint(), y.Uint()))
+		return makeUint(rt, intOp(op, x.Uint(), y.Uint()))
 	case reflect.Uintptr:
-		out.SetUint(uint64(intOp(op, uintptr(x.Uint()), uintptr(y.Uint()))))
+		return makeUint(rt, uint64(intOp(op, uintptr(x.Uint()), uintptr(y.Uint()))))
 	case reflect.Float32:
-		out.SetFloat(float64(floatOp(op, float32(x.Float()), float32(y.Float()))))
+		return makeFloat(rt, float64(floatOp(op, float32(x.Float()), float32(y.Float()))))
 	case reflect.Float64:
-		out.SetFloat(floatOp(op, x.Float(), y.Float()))
+		return makeFloat(rt, floatOp(op, x.Float(), y.Float()))
 	case reflect.Complex64:
-		out.SetComplex(complex128(complexOp(op, complex64(x.Complex()), complex64(y.Complex()))))
+		return makeComplex(rt, complex128(complexOp(op, complex64(x.Complex()), complex64(y.Complex()))))
 	case reflect.Complex128:
-		out.SetComplex(complexOp(op, x.Complex(), y.Complex()))
+		return makeComplex(rt, complexOp(op, x.Complex(), y.Complex()))
 	case reflect.String:
-		out.SetString(x.String() + y.String())
+		return makeString(rt, x.String()+y.String())
 	default:
-		panic("eval: operator " + op.String() + " on " + x.Kind().String())
 	}
-	return out
+	panic("eval: operator " + op.String() + " on " + x.Kind().String())
 }
 
 // shift shifts x (an integer) by count; a negative signed count panics as
@@ -168,34 +166,32 @@ func shift(op token.Token, x, count reflect.Value, rt reflect.Type) reflect.Valu
 	} else {
 		s = count.Uint()
 	}
-	out := reflect.New(rt).Elem()
 	switch x.Kind() {
 	case reflect.Int:
-		out.SetInt(int64(shiftOp(op, int(x.Int()), s)))
+		return makeInt(rt, int64(shiftOp(op, int(x.Int()), s)))
 	case reflect.Int8:
-		out.SetInt(int64(shiftOp(op, int8(x.Int()), s)))
+		return makeInt(rt, int64(shiftOp(op, int8(x.Int()), s)))
 	case reflect.Int16:
-		out.SetInt(int64(shiftOp(op, int16(x.Int()), s)))
+		return makeInt(rt, int64(shiftOp(op, int16(x.Int()), s)))
 	case reflect.Int32:
-		out.SetInt(int64(shiftOp(op, int32(x.Int()), s)))
+		return makeInt(rt, int64(shiftOp(op, int32(x.Int()), s)))
 	case reflect.Int64:
-		out.SetInt(shiftOp(op, x.Int(), s))
+		return makeInt(rt, shiftOp(op, x.Int(), s))
 	case reflect.Uint:
-		out.SetUint(uint64(shiftOp(op, uint(x.Uint()), s)))
+		return makeUint(rt, uint64(shiftOp(op, uint(x.Uint()), s)))
 	case reflect.Uint8:
-		out.SetUint(uint64(shiftOp(op, uint8(x.Uint()), s)))
+		return makeUint(rt, uint64(shiftOp(op, uint8(x.Uint()), s)))
 	case reflect.Uint16:
-		out.SetUint(uint64(shiftOp(op, uint16(x.Uint()), s)))
+		return makeUint(rt, uint64(shiftOp(op, uint16(x.Uint()), s)))
 	case reflect.Uint32:
-		out.SetUint(uint64(shiftOp(op, uint32(x.Uint()), s)))
+		return makeUint(rt, uint64(shiftOp(op, uint32(x.Uint()), s)))
 	case reflect.Uint64:
-		out.SetUint(shiftOp(op, x.Uint(), s))
+		return makeUint(rt, shiftOp(op, x.Uint(), s))
 	case reflect.Uintptr:
-		out.SetUint(uint64(shiftOp(op, uintptr(x.Uint()), s)))
+		return makeUint(rt, uint64(shiftOp(op, uintptr(x.Uint()), s)))
 	default:
-		panic("eval: shift of " + x.Kind().String())
 	}
-	return out
+	panic("eval: shift of " + x.Kind().String())
 }
 
 // comparison compares two values of the same basic kind.
@@ -223,42 +219,50 @@ func comparison(op token.Token, x, y reflect.Value) bool {
 
 // unary applies -, + or ^ to a basic value.
 func unary(op token.Token, x reflect.Value, rt reflect.Type) reflect.Value {
-	if op == token.ADD {
-		out := reflect.New(rt).Elem()
-		out.Set(x)
-		return out
-	}
-	zero := reflect.New(rt).Elem()
-	if op == token.SUB {
-		switch x.Kind() {
-		case reflect.Float32:
-			out := reflect.New(rt).Elem()
-			out.SetFloat(float64(-float32(x.Float())))
-			return out
-		case reflect.Float64:
-			out := reflect.New(rt).Elem()
-			out.SetFloat(-x.Float())
-			return out
-		case reflect.Complex64:
-			out := reflect.New(rt).Elem()
-			out.SetComplex(complex128(-complex64(x.Complex())))
-			return out
-		case reflect.Complex128:
-			out := reflect.New(rt).Elem()
-			out.SetComplex(-x.Complex())
-			return out
-		}
-		return binary(token.SUB, zero, x, rt) // integers: 0 - x wraps as -x does
+	switch {
+	case op == token.ADD:
+		return x
+	case op == token.SUB && x.Kind() == reflect.Float32:
+		return makeFloat(rt, float64(-float32(x.Float())))
+	case op == token.SUB && x.Kind() == reflect.Float64:
+		return makeFloat(rt, -x.Float())
+	case op == token.SUB && x.Kind() == reflect.Complex64:
+		return makeComplex(rt, complex128(-complex64(x.Complex())))
+	case op == token.SUB && x.Kind() == reflect.Complex128:
+		return makeComplex(rt, -x.Complex())
+	case op == token.SUB:
+		return binary(token.SUB, reflect.Zero(rt), x, rt) // integers: 0 - x wraps as -x does
 	}
 	// ^x is m ^ x with m all ones for unsigned x and -1 for signed x.
-	ones := reflect.New(rt).Elem()
 	if isSigned(x.Kind()) {
-		ones.SetInt(-1)
-	} else {
-		ones.SetUint(^uint64(0))
+		return binary(token.XOR, makeInt(rt, -1), x, rt)
 	}
-	return binary(token.XOR, ones, x, rt)
+	return binary(token.XOR, makeUint(rt, ^uint64(0)), x, rt)
 }
+
+// The values of results: made by converting a value of the basic type,
+// which needs no pointer type (reflect.New(rt) would need *rt).
+
+func retype(v reflect.Value, rt reflect.Type) reflect.Value {
+	if v.Type() == rt {
+		return v
+	}
+	return v.Convert(rt)
+}
+
+func makeInt(rt reflect.Type, x int64) reflect.Value { return retype(reflect.ValueOf(x), rt) }
+
+func makeUint(rt reflect.Type, x uint64) reflect.Value { return retype(reflect.ValueOf(x), rt) }
+
+func makeFloat(rt reflect.Type, x float64) reflect.Value { return retype(reflect.ValueOf(x), rt) }
+
+func makeComplex(rt reflect.Type, x complex128) reflect.Value {
+	return retype(reflect.ValueOf(x), rt)
+}
+
+func makeString(rt reflect.Type, x string) reflect.Value { return retype(reflect.ValueOf(x), rt) }
+
+func makeBool(rt reflect.Type, x bool) reflect.Value { return retype(reflect.ValueOf(x), rt) }
 
 func isSigned(k reflect.Kind) bool {
 	return k >= reflect.Int && k <= reflect.Int64

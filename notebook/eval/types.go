@@ -1,8 +1,10 @@
 package eval
 
 import (
+	"fmt"
 	"go/types"
 	"reflect"
+	"strings"
 	"unsafe"
 )
 
@@ -33,10 +35,15 @@ var (
 	errorType = reflect.TypeFor[error]()
 )
 
-// rtype returns the run-time type of t, or fails the compilation: the
-// type must be spelled by types the session or a linked package declares
-// (reflect cannot make named types, nor struct types with unexported
-// fields identical to the compiled ones).
+// rtype returns the run-time type of t, or fails the compilation. The type
+// must be one compiled code has: a named type of the session or of a
+// linked package, a basic type, or a composite of those that a loaded
+// module (the kernel, a cell's plugin) already declares. Types reflect
+// would make up (reflect.SliceOf and the like, when no module has the
+// type) are not used: a plugin loaded later would bring its own descriptor
+// of the same type, and Go would then hold them for different types (a
+// type assertion in compiled code would fail on a value the evaluator
+// made), and reflect would keep handing out its own.
 func (c *compiler) rtype(t types.Type) reflect.Type {
 	if rt, ok := c.types[t]; ok {
 		return rt
@@ -70,34 +77,77 @@ func (c *compiler) rtype1(t types.Type) reflect.Type {
 			return basicTypes[t.Kind()]
 		}
 	case *types.Pointer:
-		return reflect.PointerTo(c.rtype(t.Elem()))
+		e := c.rtype(t.Elem())
+		return c.known(t, "*"+e.String(), func(x reflect.Type) bool { return x.Kind() == reflect.Pointer && x.Elem() == e })
 	case *types.Slice:
-		return reflect.SliceOf(c.rtype(t.Elem()))
+		e := c.rtype(t.Elem())
+		return c.known(t, "[]"+e.String(), func(x reflect.Type) bool { return x.Kind() == reflect.Slice && x.Elem() == e })
 	case *types.Array:
-		return reflect.ArrayOf(int(t.Len()), c.rtype(t.Elem()))
+		e := c.rtype(t.Elem())
+		return c.known(t, fmt.Sprintf("[%d]%s", t.Len(), e), func(x reflect.Type) bool {
+			return x.Kind() == reflect.Array && x.Len() == int(t.Len()) && x.Elem() == e
+		})
 	case *types.Map:
-		return reflect.MapOf(c.rtype(t.Key()), c.rtype(t.Elem()))
+		k, e := c.rtype(t.Key()), c.rtype(t.Elem())
+		return c.known(t, "map["+k.String()+"]"+e.String(), func(x reflect.Type) bool {
+			return x.Kind() == reflect.Map && x.Key() == k && x.Elem() == e
+		})
 	case *types.Chan:
-		dir := reflect.BothDir
+		e := c.rtype(t.Elem())
+		dir, prefix := reflect.BothDir, "chan "
 		switch t.Dir() {
 		case types.SendOnly:
-			dir = reflect.SendDir
+			dir, prefix = reflect.SendDir, "chan<- "
 		case types.RecvOnly:
-			dir = reflect.RecvDir
+			dir, prefix = reflect.RecvDir, "<-chan "
 		}
-		return reflect.ChanOf(dir, c.rtype(t.Elem()))
+		return c.known(t, prefix+e.String(), func(x reflect.Type) bool {
+			return x.Kind() == reflect.Chan && x.ChanDir() == dir && x.Elem() == e
+		})
 	case *types.Signature:
 		if t.TypeParams().Len() > 0 || t.Recv() != nil {
 			break
 		}
-		var in, out []reflect.Type
-		for i := 0; i < t.Params().Len(); i++ {
-			in = append(in, c.rtype(t.Params().At(i).Type()))
+		in := make([]reflect.Type, t.Params().Len())
+		var names []string
+		for i := range in {
+			in[i] = c.rtype(t.Params().At(i).Type())
+			n := in[i].String()
+			if t.Variadic() && i == len(in)-1 {
+				n = "..." + in[i].Elem().String()
+			}
+			names = append(names, n)
 		}
-		for i := 0; i < t.Results().Len(); i++ {
-			out = append(out, c.rtype(t.Results().At(i).Type()))
+		out := make([]reflect.Type, t.Results().Len())
+		var outs []string
+		for i := range out {
+			out[i] = c.rtype(t.Results().At(i).Type())
+			outs = append(outs, out[i].String())
 		}
-		return reflect.FuncOf(in, out, t.Variadic())
+		str := "func(" + strings.Join(names, ", ") + ")"
+		switch len(outs) {
+		case 0:
+		case 1:
+			str += " " + outs[0]
+		default:
+			str += " (" + strings.Join(outs, ", ") + ")"
+		}
+		return c.known(t, str, func(x reflect.Type) bool {
+			if x.Kind() != reflect.Func || x.NumIn() != len(in) || x.NumOut() != len(out) || x.IsVariadic() != t.Variadic() {
+				return false
+			}
+			for i, p := range in {
+				if x.In(i) != p {
+					return false
+				}
+			}
+			for i, r := range out {
+				if x.Out(i) != r {
+					return false
+				}
+			}
+			return true
+		})
 	case *types.Interface:
 		if t.Empty() {
 			return anyType
@@ -142,6 +192,47 @@ func (c *compiler) namedType(t *types.Named) reflect.Type {
 		c.fail(nil, "type %s: the kernel's table has %v", t, rt)
 	}
 	return rt
+}
+
+// typesByString returns the type descriptors (*abi.Type) of the loaded
+// modules whose string is s. (Kept for linkname by reflect, go.dev/issue/67401.)
+//
+//go:linkname typesByString reflect.typesByString
+func typesByString(s string) []unsafe.Pointer
+
+// typeOf turns a type descriptor into its reflect.Type: every
+// reflect.Type is a *reflect.rtype, which is the descriptor.
+func typeOf(p unsafe.Pointer) reflect.Type {
+	t := reflect.TypeFor[int]()
+	(*[2]unsafe.Pointer)(unsafe.Pointer(&t))[1] = p
+	return t
+}
+
+// known returns the type with string s that a loaded module declares and
+// match accepts, or fails the compilation.
+func (c *compiler) known(t types.Type, s string, match func(reflect.Type) bool) reflect.Type {
+	for _, p := range typesByString(s) {
+		if rt := typeOf(p); match(rt) {
+			return rt
+		}
+	}
+	c.fail(nil, "type %s is not in compiled code yet", t)
+	return nil
+}
+
+// newable fails the compilation unless reflect.New(rt) (and Addr of its
+// values) would use a *T that compiled code declares.
+func (c *compiler) newable(rt reflect.Type) {
+	if c.pointers[rt] {
+		return
+	}
+	for _, p := range typesByString("*" + rt.String()) {
+		if pt := typeOf(p); pt.Kind() == reflect.Pointer && pt.Elem() == rt {
+			c.pointers[rt] = true
+			return
+		}
+	}
+	c.fail(nil, "type *%v is not in compiled code yet", rt)
 }
 
 // unsafePointer is the address of an addressable value.
