@@ -166,6 +166,14 @@ func TestEvaluatedLikeCompiled(t *testing.T) {
 		"time.Duration(90) * time.Second",
 		`errors.New("bad")`,
 		"1 << 70",
+		"var vd = x * 3\nvd",
+		"vz := 5",
+		"var vz int\nvz",
+		"var vp = s[10]",
+		"vp",
+		"var i8 int8 = 127\ni8++\ni8",
+		"var w, werr = strconv.Atoi(\"x\")\nwerr",
+		"w",
 	}
 	var evaluated, built []outcome
 	t.Run("evaluated", func(t *testing.T) { evaluated = runCells(t, Options{}, 1, cells) })

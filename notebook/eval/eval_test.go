@@ -217,7 +217,6 @@ func TestNotEligible(t *testing.T) {
 		// Types no compiled code has yet.
 		"mc := map[complex64][2]int8{}",
 		// Not in the evaluator's subset.
-		"var z = 3",
 		"const c = 1\nc",
 		"func f() {}",
 		"for i := 0; i < 3; i++ {}",
@@ -245,5 +244,37 @@ func TestNotEligible(t *testing.T) {
 		if _, err := s.eval(code); err != nil {
 			t.Errorf("%q: %v", code, err)
 		}
+	}
+}
+
+// TestVarDeclarations: package-level variables of evaluated cells are
+// initialized as compiled cells initialize them: in Go's order (by
+// dependencies), then the ones without a value zeroed (also when they keep
+// an earlier variable's storage); a cell whose initialization panics binds
+// nothing.
+func TestVarDeclarations(t *testing.T) {
+	s := newSession(t)
+	for _, c := range []struct{ code, want string }{
+		{"var vi8 int8 = 127\nvi8++\nvi8", "-128"},
+		{"var a = b + 1\nvar b = 2\na", "3"}, // b first: a depends on it
+		{"var n, err = strconv.Atoi(\"5\")", ""},
+		{"n", "5"},
+		{"k := 7", ""},
+		{"var k int\nk", "0"}, // k keeps its storage, zeroed
+		{"xs := []int{1}", ""},
+		{"var bad = xs[3]", "panic: runtime error: index out of range [3] with length 1"},
+		{"var e error\ne == nil", "true"},
+	} {
+		got, err := s.eval(c.code)
+		if err != nil {
+			t.Errorf("%q: %v", c.code, err)
+			continue
+		}
+		if got != c.want {
+			t.Errorf("%q = %q, want %q", c.code, got, c.want)
+		}
+	}
+	if s.chk.Lookup("bad") != nil {
+		t.Error("bad is bound though its initialization panicked")
 	}
 }

@@ -139,6 +139,9 @@ func (s *session) eval(src string) (string, error) {
 		}
 		return strings.Join(parts, ", ")
 	}()
+	if !p.Initialized() {
+		return out, nil // a compiled cell binds nothing then
+	}
 	done := p.Done()
 	for _, b := range s.chk.Commit(c, func(h *check.Hoisted) bool { return h.Stmt < done }) {
 		if b.New.Kind == check.VarEntry {
