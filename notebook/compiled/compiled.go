@@ -3,7 +3,9 @@
 // (package gen), built into a plugin (package build), loaded into this
 // process, wired to the earlier cells (their variables' storage, the
 // override hooks of redefined functions) and run; then what it bound is
-// committed to the session.
+// committed to the session. Simple cells (assignments, calls, a trailing
+// expression) are evaluated without a build instead (package eval), and
+// committed alike.
 //
 // It knows nothing of Jupyter: the engine in package notebook turns its
 // results and errors into messages.
@@ -159,7 +161,7 @@ func (s *Session) Run(ctx context.Context, src string, n int, progress func(stri
 	if err != nil {
 		return nil, err
 	}
-	if res, err, ok := s.tryEvaluate(ctx, c, n); ok {
+	if res, ok, err := s.tryEvaluate(ctx, c, n); ok {
 		return res, err
 	}
 	reuse := map[string]*check.Entry{}

@@ -58,19 +58,19 @@ func (v env) Package(path string) map[string]reflect.Value { return v.s.opts.Sym
 
 // tryEvaluate runs a checked cell with the evaluator when it accepts the
 // cell; ok reports whether it did.
-func (s *Session) tryEvaluate(ctx context.Context, c *check.Cell, n int) (res *Result, err error, ok bool) {
+func (s *Session) tryEvaluate(ctx context.Context, c *check.Cell, n int) (res *Result, ok bool, err error) {
 	if s.opts.NoEval {
-		return nil, nil, false
+		return nil, false, nil
 	}
 	p, perr := eval.Compile(c, env{s})
 	if perr != nil {
 		s.lastNotEvaluated = perr.Error()
-		return nil, nil, false
+		return nil, false, nil
 	}
 	s.lastNotEvaluated = ""
 	s.order = append(s.order, c)
 	res, err = s.evaluate(ctx, c, p, n)
-	return res, err, true
+	return res, true, err
 }
 
 // evaluate runs an evaluated cell's program and commits what it bound.
