@@ -34,8 +34,18 @@
 // no variable read, index or other operation that can panic may stand to
 // the left of a call among the operands of one expression.
 //
-// Not accepted (compiled instead): declarations of types, functions,
-// package-level variables and constants; control flow (if, for, switch,
+// The evaluator uses only type descriptors compiled code has (of a loaded
+// module: the kernel, a cell's plugin), never ones reflect would make up,
+// which a plugin loaded later would not share (see rtype): a cell needing
+// a type no compiled code has yet is compiled.
+//
+// Package-level var declarations are initialized as compiled cells
+// initialize them (go/types' InitOrder, then zero values), and time.Sleep
+// can be interrupted (it is otherwise the runtime's, a compiled cell's
+// cannot be).
+//
+// Not accepted (compiled instead): declarations of types, functions and
+// constants; control flow (if, for, switch,
 // go, defer, return, labels); function literals; type assertions;
 // channel operations; slicing; generic functions; unexported methods;
 // os.Exit, log.Fatal and the launchers (which compiled cells reach through
