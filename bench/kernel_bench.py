@@ -1,6 +1,6 @@
 """Kernel benchmark through the real jupyter_client: goaccel beside ipykernel
 in the same run. Prints start→ready, trivial-cell round trip (median and p90
-of N), and stdout throughput of a cell printing 100,000 lines, plus ratios.
+of N; and the median of N new `x + N` cells), and stdout throughput of a cell printing 100,000 lines, plus ratios.
 
 Usage: python bench/kernel_bench.py [--rounds 200] [--starts 5]
 (run by `make bench`; needs bin/goaccel and the test virtualenv)."""
@@ -21,11 +21,13 @@ KERNELS = {
     "goaccel": {
         "name": "goaccel-bench",
         "trivial": "1",
+        "setup": "x := 1",
         "print": 'import "fmt"\nfor i := 0; i < 100000; i++ {\n\tfmt.Println("line", i, "of the throughput benchmark")\n}',
     },
     "ipykernel": {
         "name": "python3",
         "trivial": "1",
+        "setup": "x = 1",
         "print": 'for i in range(100000):\n    print("line", i, "of the throughput benchmark")',
     },
 }
@@ -71,6 +73,17 @@ def bench(label, spec, rounds, starts):
             wait_idle(kc, msg_id)
             rtt.append(time.perf_counter() - t0)
             kc.get_shell_msg(timeout=10)
+        # A new trivial cell each time (`x + 17`, `x + 18`, ...), which no
+        # kernel has seen before: goaccel checks and evaluates it.
+        wait_idle(kc, kc.execute(spec["setup"]))
+        kc.get_shell_msg(timeout=60)
+        fresh = []
+        for i in range(rounds):
+            t0 = time.perf_counter()
+            msg_id = kc.execute(f"x + {i + 17}")
+            wait_idle(kc, msg_id)
+            fresh.append(time.perf_counter() - t0)
+            kc.get_shell_msg(timeout=10)
         t0 = time.perf_counter()
         msg_id = kc.execute(spec["print"])
         nbytes = wait_idle(kc, msg_id, True)
@@ -84,6 +97,7 @@ def bench(label, spec, rounds, starts):
         "start_s": statistics.median(startup),
         "rtt_median_ms": statistics.median(rtt) * 1e3,
         "rtt_p90_ms": rtt[int(0.9 * len(rtt)) - 1] * 1e3,
+        "fresh_median_ms": statistics.median(fresh) * 1e3,
         "throughput_MBps": nbytes / dt / 1e6,
         "bytes": nbytes,
     }
@@ -186,6 +200,7 @@ def main():
     print(f"{'start → ready (s)':24}{g['start_s']:12.3f}{p['start_s']:12.3f}{p['start_s']/g['start_s']:9.1f}x   ≤ 0.150 s")
     print(f"{'round trip median (ms)':24}{g['rtt_median_ms']:12.3f}{p['rtt_median_ms']:12.3f}{p['rtt_median_ms']/g['rtt_median_ms']:9.1f}x   ≤ 1 ms")
     print(f"{'round trip p90 (ms)':24}{g['rtt_p90_ms']:12.3f}{p['rtt_p90_ms']:12.3f}{p['rtt_p90_ms']/g['rtt_p90_ms']:9.1f}x")
+    print(f"{'new `x + N` cell (ms)':24}{g['fresh_median_ms']:12.3f}{p['fresh_median_ms']:12.3f}{p['fresh_median_ms']/g['fresh_median_ms']:9.1f}x   ≤ 1 ms")
     print(f"{'stdout 100k lines (MB/s)':24}{g['throughput_MBps']:12.2f}{p['throughput_MBps']:12.2f}{g['throughput_MBps']/p['throughput_MBps']:9.1f}x   ≥ 10 MB/s")
     print("(ratio = how many times goaccel is ahead of ipykernel)")
     rg, rp = raw["goaccel"], raw["ipykernel"]

@@ -12,9 +12,13 @@ import (
 	"go/parser"
 	"go/types"
 	"path"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/traefik/yaegi/stdlib"
+	"github.com/traefik/yaegi/stdlib/unrestricted"
 
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/notebook/build"
@@ -37,7 +41,7 @@ func (e *Engine) startCompiled() {
 		return
 	}
 	e.builder = b
-	e.comp = compiled.New(compiled.Options{Builder: b, AutoImport: e.autoImportPath})
+	e.comp = compiled.New(compiled.Options{Builder: b, AutoImport: e.autoImportPath, Symbols: e.linkedPackages(), NoEval: e.opts.AlwaysBuild})
 	e.comp.Late = func(msg string) { e.out.write("stderr", []byte(msg+"\n")) }
 	compiled.SetLaunchName(func(name string, fn any) { e.launchName(name, fn) })
 }
@@ -50,6 +54,33 @@ func (e *Engine) noteInterpreted() {
 	}
 	e.interpNoted = true
 	e.out.write("stderr", []byte(fmt.Sprintf("goaccel: cells are interpreted (yaegi), not compiled: %v\n", e.compErr)))
+}
+
+// linkedPackages are the symbol tables of the packages linked into the
+// kernel that evaluated cells call, by import path: the real functions
+// (the unrestricted os.Exit and log.Fatal, not the interpreter's stand-ins;
+// evaluated cells do not call those anyway), never the engine's
+// interpreter hooks.
+func (e *Engine) linkedPackages() map[string]map[string]reflect.Value {
+	out := map[string]map[string]reflect.Value{}
+	tables := []map[string]map[string]reflect.Value{stdlib.Symbols, unrestricted.Symbols, cellPackages()}
+	tables = append(tables, e.opts.Symbols...)
+	for _, t := range tables {
+		for key, syms := range t {
+			i := strings.LastIndex(key, "/")
+			if i <= 0 {
+				continue
+			}
+			path := key[:i]
+			if out[path] == nil {
+				out[path] = map[string]reflect.Value{}
+			}
+			for name, v := range syms {
+				out[path][name] = v
+			}
+		}
+	}
+	return out
 }
 
 // autoImportPath resolves a package name a cell uses without importing it.
@@ -74,6 +105,9 @@ func (e *Engine) runCompiled(ctx context.Context, cs *cellState, code string) (f
 			e.out.write("stderr", []byte("goaccel: "+w+"\n"))
 		}
 		e.logBindings(res.Bindings, res.Imports, cs.count)
+		if res.Evaluated {
+			e.evaluated++
+		}
 	}
 	e.flushOutput()
 	if perr := goPanicError(cs); perr != nil && err == nil {

@@ -57,6 +57,10 @@ type Options struct {
 	// BuildCache is where compiled cells are cached
 	// (~/.cache/goaccel/build by default).
 	BuildCache string
+	// AlwaysBuild builds every cell with the toolchain, also the simple
+	// ones (assignments, calls, a trailing expression) that are otherwise
+	// evaluated without a build (package eval).
+	AlwaysBuild bool
 }
 
 // DeclKind is the kind of a logged declaration.
@@ -144,6 +148,8 @@ type Engine struct {
 	// workDone is set once a go.work beside the notebook was looked for
 	// (before the first compiled cell; Execute calls are serialized).
 	workDone bool
+	// evaluated counts the cells that ran without a build.
+	evaluated int
 
 	out      *streamer
 	stdin    *stdinReader

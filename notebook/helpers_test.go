@@ -70,11 +70,18 @@ func (f *fakeIO) text(name string) string {
 // write) for the length of the test.
 func newEngine(t testing.TB) *Engine {
 	t.Helper()
+	return newEngineWith(t, Options{})
+}
+
+// newEngineWith is newEngine with options.
+func newEngineWith(t testing.TB, opts Options) *Engine {
+	t.Helper()
 	c, err := fdcapture.Redirect()
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(Options{Version: "test", Capture: c})
+	opts.Version, opts.Capture = "test", c
+	e, err := New(opts)
 	if err != nil {
 		_ = c.Restore()
 		t.Fatal(err)

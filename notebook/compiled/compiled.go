@@ -3,7 +3,9 @@
 // (package gen), built into a plugin (package build), loaded into this
 // process, wired to the earlier cells (their variables' storage, the
 // override hooks of redefined functions) and run; then what it bound is
-// committed to the session.
+// committed to the session. Simple cells (assignments, calls, a trailing
+// expression) are evaluated without a build instead (package eval), and
+// committed alike.
 //
 // It knows nothing of Jupyter: the engine in package notebook turns its
 // results and errors into messages.
@@ -30,6 +32,7 @@ import (
 
 	"github.com/goaccel/goaccel/notebook/build"
 	"github.com/goaccel/goaccel/notebook/check"
+	"github.com/goaccel/goaccel/notebook/eval"
 	"github.com/goaccel/goaccel/notebook/gen"
 	"github.com/goaccel/goaccel/notebook/gxrt"
 )
@@ -43,6 +46,13 @@ type Options struct {
 	// ID distinguishes this session's package paths from another's in the
 	// same process (tests); "" is fine for one session per process.
 	ID string
+	// Symbols are the packages linked into the process that evaluated
+	// cells call (package eval), by import path, in the form of yaegi's
+	// symbol tables. They must be the real packages compiled cells link
+	// against (not stand-ins with other behavior).
+	Symbols map[string]map[string]reflect.Value
+	// NoEval builds every cell, also those package eval could run.
+	NoEval bool
 }
 
 // Session is a notebook's compiled state. Run calls must not overlap.
@@ -55,6 +65,11 @@ type Session struct {
 	// order is every checked cell that was built, oldest first (for
 	// locating panics in their code).
 	order []*check.Cell
+	// evals are the programs of the committed cells that were evaluated
+	// (run again when the cell is).
+	evals map[*check.Cell]*eval.Program
+	// lastNotEvaluated is why the last cell was not evaluated.
+	lastNotEvaluated string
 	// Late hears what goroutines of cells that already ended report: a
 	// panic (with its stack) or os.Exit.
 	Late func(msg string)
@@ -92,7 +107,7 @@ func New(opts Options) *Session {
 		GoVersion:  langVersion(),
 		AutoImport: opts.AutoImport,
 	})
-	s := &Session{opts: opts, chk: chk, units: map[string]*unit{}, byCell: map[*check.Cell]*unit{}, fields: map[*types.Var]string{}}
+	s := &Session{opts: opts, chk: chk, units: map[string]*unit{}, byCell: map[*check.Cell]*unit{}, fields: map[*types.Var]string{}, evals: map[*check.Cell]*eval.Program{}}
 	return s
 }
 
@@ -105,6 +120,7 @@ func (s *Session) Checker() *check.Session { return s.chk }
 func (s *Session) Reset() {
 	s.chk.Reset()
 	s.byCell = map[*check.Cell]*unit{}
+	s.evals = map[*check.Cell]*eval.Program{}
 }
 
 // Result is what a cell left to show.
@@ -118,6 +134,8 @@ type Result struct {
 	// Built reports that a plugin was built (not taken from the cache or
 	// run again).
 	Built bool
+	// Evaluated reports that the cell ran without a build (package eval).
+	Evaluated bool
 	// Bindings and Imports are what the cell bound (set also when its code
 	// failed part-way: what ran stays).
 	Bindings []check.Binding
@@ -134,7 +152,8 @@ type BuildError struct {
 func (e *BuildError) Error() string { return e.Err.Error() }
 func (e *BuildError) Unwrap() error { return e.Err }
 
-// Run checks, builds and runs cell n. Errors: *check.Error (Go rejects the
+// Run checks, builds and runs cell n (or evaluates it without a build,
+// see evaluate.go). Errors: *check.Error (Go rejects the
 // cell), *BuildError, *Panic, *Exit, context errors (interrupted), or
 // others (the toolchain failed).
 func (s *Session) Run(ctx context.Context, src string, n int, progress func(string)) (*Result, error) {
@@ -142,10 +161,16 @@ func (s *Session) Run(ctx context.Context, src string, n int, progress func(stri
 		if u := s.byCell[c]; u != nil {
 			return s.execute(ctx, u, n, false)
 		}
+		if p := s.evals[c]; p != nil {
+			return s.evaluate(ctx, c, p, n)
+		}
 	}
 	c, err := s.chk.Check(src, n)
 	if err != nil {
 		return nil, err
+	}
+	if res, ok, err := s.tryEvaluate(ctx, c, n); ok {
+		return res, err
 	}
 	u, built, err := s.build(ctx, c, progress)
 	if err != nil {

@@ -366,7 +366,7 @@ func (g *gen) statement(i int, st ast.Stmt) string {
 		text = g.ed.render(st)
 	}
 	if es, ok := st.(*ast.ExprStmt); ok && c.Trailing == es {
-		switch g.trailing = g.resultKind(es.X); g.trailing {
+		switch g.trailing = TrailingResult(c, es.X); g.trailing {
 		case SingleResult:
 			text = "_gxrt.Result(" + text + ")"
 		case MultiResult:
@@ -418,14 +418,13 @@ func (g *gen) varStatement(st ast.Stmt) string {
 	return g.ed.render(st)
 }
 
-// resultKind decides how the trailing expression is shown.
-func (g *gen) resultKind(x ast.Expr) ResultKind {
-	c := g.c
+// TrailingResult decides how a cell's trailing expression x is shown.
+func TrailingResult(c *check.Cell, x ast.Expr) ResultKind {
 	tv := c.Info.Types[x]
 	if tv.IsVoid() {
 		return NoResult
 	}
-	if call, ok := ast.Unparen(x).(*ast.CallExpr); ok && g.quiet(call) {
+	if call, ok := ast.Unparen(x).(*ast.CallExpr); ok && quiet(c, call) {
 		return NoResult
 	}
 	if tup, ok := tv.Type.(*types.Tuple); ok {
@@ -442,12 +441,12 @@ func (g *gen) resultKind(x ast.Expr) ResultKind {
 
 // quiet reports a trailing call whose values nobody wants to see:
 // fmt.Println's byte count and error, the handle display.HTML returns.
-func (g *gen) quiet(call *ast.CallExpr) bool {
+func quiet(c *check.Cell, call *ast.CallExpr) bool {
 	se, ok := call.Fun.(*ast.SelectorExpr)
 	if !ok {
 		return false
 	}
-	fn, ok := g.c.Info.Uses[se.Sel].(*types.Func)
+	fn, ok := c.Info.Uses[se.Sel].(*types.Func)
 	if !ok || fn.Pkg() == nil {
 		return false
 	}
