@@ -17,6 +17,9 @@ func setArgs(args []string) {
 	os.Args = append([]string{os.Args[0]}, args...)
 	fs := flag.NewFlagSet(os.Args[0], flag.ContinueOnError)
 	fs.Usage = func() { flag.Usage() }
+	// Parsed (with nothing) as the process's flags were: code that asks
+	// flag.Parsed() (testing.Short, libraries) keeps working.
+	_ = fs.Parse(nil)
 	flag.CommandLine = fs
 }
 
