@@ -157,7 +157,7 @@ func (g *gen) assemble() (*Output, error) {
 			}
 			body.WriteString(g.ed.lineDirective(c.StmtSpans[i].Pos))
 			body.WriteString(text)
-			fmt.Fprintf(&body, "\n_gxdone = %d\n", i+1)
+			fmt.Fprintf(&body, "\n_gxdone = %d; _gxrt.Stmt()\n", i+1)
 		}
 	}
 	if c.Main {

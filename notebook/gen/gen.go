@@ -82,6 +82,9 @@ type gen struct {
 	hookFuncs   map[*ast.FuncDecl]bool
 	hoistDecls  map[ast.Decl]bool // check's declarations of hoisted variables
 	trailing    ResultKind
+
+	comms map[ast.Node]bool // communications of select cases (left as they are)
+	nseq  int               // names made up so far
 }
 
 type shadow struct {
@@ -105,6 +108,7 @@ func Generate(in Input) (*Output, error) {
 		reuse:       map[types.Object]*check.Entry{},
 		hookFuncs:   map[*ast.FuncDecl]bool{},
 		hoistDecls:  map[ast.Decl]bool{},
+		comms:       map[ast.Node]bool{},
 	}
 	g.imp.add("_gxrt", RuntimePath)
 	g.classify()

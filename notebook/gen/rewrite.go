@@ -90,7 +90,7 @@ func (g *gen) walk(root ast.Node) {
 		case *ast.Ident:
 			g.ident(n, parent)
 		case *ast.SelectorExpr:
-			g.selector(n)
+			g.selector(n, stack)
 		case *ast.CompositeLit:
 			g.compositeLit(n, parent)
 		case *ast.CallExpr:
@@ -104,7 +104,14 @@ func (g *gen) walk(root ast.Node) {
 		case *ast.ForStmt:
 			g.checkAt(n.Body)
 		case *ast.RangeStmt:
+			g.rangeChan(n)
 			g.checkAt(n.Body)
+		case *ast.UnaryExpr:
+			g.recv(n)
+		case *ast.SendStmt:
+			g.send(n)
+		case *ast.SelectStmt:
+			g.selectStmt(n, stack)
 		}
 		return true
 	})
@@ -220,18 +227,27 @@ func (g *gen) usedDot(path string) {
 	g.usedPkgs["."+path] = true
 }
 
-// selector handles pkg.Name (imports, exits) and field selections that
-// cross into an earlier cell's unexported fields.
-func (g *gen) selector(se *ast.SelectorExpr) {
+// selector handles pkg.Name (imports, exits, blocking functions,
+// os.Stdin) and field selections that cross into an earlier cell's
+// unexported fields. stack ends with se.
+func (g *gen) selector(se *ast.SelectorExpr, stack []ast.Node) {
 	c := g.c
 	if id, ok := se.X.(*ast.Ident); ok {
 		if pn, ok := c.Info.Uses[id].(*types.PkgName); ok {
 			path := pn.Imported().Path()
-			if repl, ok := exits[path][se.Sel.Name]; ok {
+			repl, ok := exits[path][se.Sel.Name]
+			if !ok {
+				repl, ok = blockingFuncs[path][se.Sel.Name]
+			}
+			if ok {
 				if _, isFunc := c.Info.Uses[se.Sel].(*types.Func); isFunc {
 					g.ed.replaceText(se, repl)
 					return
 				}
+			}
+			if path == "os" && se.Sel.Name == "Stdin" && g.stdinUse(stack) {
+				g.ed.replaceText(se, "_gxrt.Stdin")
+				return
 			}
 			g.usedPkgs[pn.Name()] = true
 			return
@@ -404,7 +420,8 @@ func (g *gen) compositeLit(lit *ast.CompositeLit, parent ast.Node) {
 	})
 }
 
-// call handles (*log.Logger).Fatal* and launcher calls.
+// call handles (*log.Logger).Fatal*, blocking methods of package sync and
+// launcher calls.
 func (g *gen) call(call *ast.CallExpr) {
 	c := g.c
 	se, ok := call.Fun.(*ast.SelectorExpr)
@@ -412,6 +429,9 @@ func (g *gen) call(call *ast.CallExpr) {
 		return
 	}
 	if sel := c.Info.Selections[se]; sel != nil && sel.Kind() == types.MethodVal {
+		if g.syncCall(call, se, sel) {
+			return
+		}
 		fn, _ := sel.Obj().(*types.Func)
 		if fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == "log" && strings.HasPrefix(fn.Name(), "Fatal") && recvNamed(sel.Recv(), "log", "Logger") {
 			ptr := false
