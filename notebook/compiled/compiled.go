@@ -314,6 +314,9 @@ func (s *Session) execute(ctx context.Context, u *unit, n int, built bool) (*Res
 	runFn, _ := u.syms["run"].(func())
 	r := newRun(s, n)
 	defer r.end()
+	if h := runHook; h != nil {
+		h(n)
+	}
 	// A cell whose package-level variables fail to initialize binds
 	// nothing: its declarations never came into being.
 	if err := r.call(ctx, initFn); err != nil {
@@ -333,6 +336,9 @@ func (s *Session) execute(ctx context.Context, u *unit, n int, built bool) (*Res
 	res.Values = vals
 	return res, nil
 }
+
+// runHook, when set (by tests), hears that cell n was built and starts.
+var runHook func(n int)
 
 // Entries lists the session's variables with their current values, for
 // %who and the variable explorer.

@@ -482,7 +482,7 @@ func recvNamed(t types.Type, path, name string) bool {
 	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == path && n.Obj().Name() == name
 }
 
-// goStmt runs the goroutine through gxrt.Go, which reports its panic
+// goStmt runs the goroutine through gxrt.GoAt, which reports its panic
 // instead of ending the kernel. The function and its arguments are
 // evaluated where the go statement is, as Go does.
 func (g *gen) goStmt(gs *ast.GoStmt) {
@@ -522,7 +522,8 @@ func (g *gen) goStmt(gs *ast.GoStmt) {
 		if call.Ellipsis.IsValid() {
 			args += "..."
 		}
-		b.WriteString("_gxrt.Go(func() { " + fun + "(" + args + ") }) }")
+		at := c.Fset.Position(gs.Pos())
+		b.WriteString("_gxrt.GoAt(" + quote(fmt.Sprintf("%s:%d", at.Filename, at.Line)) + ", func() { " + fun + "(" + args + ") }) }")
 		return b.String()
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Goroutines and cells: every goroutine that runs a cell's code (the
@@ -20,6 +21,8 @@ import (
 type member struct {
 	run    int64
 	origin string // where a cell started it ("cell[3]:7"); "" for a cell's own goroutine
+	// interrupted is when it was first interrupted (under regMu).
+	interrupted time.Time
 }
 
 var (
@@ -134,12 +137,17 @@ func CurrentCell() int64 {
 // in a Go program; an interrupt of its cell ends it quietly. A goroutine
 // of an interrupted cell starts none.
 func Go(f func()) {
-	checkAny()
-	run := CurrentCell()
 	origin := ""
 	if _, file, line, ok := runtime.Caller(1); ok {
 		origin = file + ":" + strconv.Itoa(line)
 	}
+	GoAt(origin, f)
+}
+
+// GoAt is Go for the go statement at origin ("cell[3]:7").
+func GoAt(origin string, f func()) {
+	checkAny()
+	run := CurrentCell()
 	start(run, origin, func() {
 		defer func() {
 			r := recover()

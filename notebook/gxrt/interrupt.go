@@ -41,6 +41,14 @@ func (Interrupt) Error() string { return "interrupted" }
 // before the run counts as stuck.
 const StopGrace = 2 * time.Second
 
+// deferGrace is how long the deferred calls of an interrupted goroutine
+// may run before they are interrupted too; graceTick how often goroutines
+// blocked then are woken to look.
+const (
+	deferGrace = 500 * time.Millisecond
+	graceTick  = 100 * time.Millisecond
+)
+
 // zombiePeriod is how often zombies are woken, zombieWindow for how long
 // the checks look for them then.
 const (
@@ -138,7 +146,10 @@ func reap() {
 		grace := stopping.Load() != 0
 		regMu.Unlock()
 		if grace {
-			time.Sleep(10 * time.Millisecond)
+			// Wake the goroutines blocked in deferred calls of stopped
+			// goroutines: past deferGrace they stop too.
+			time.Sleep(graceTick)
+			pulse()
 			continue
 		}
 		regMu.Lock()
@@ -174,20 +185,28 @@ func checkAny() {
 	}
 }
 
+// checkSlow panics with Interrupt in a goroutine of a stopped run: the
+// first time it looks, and again when the goroutine still runs cell code
+// deferGrace later. In between, the deferred calls the panic runs run as
+// in Go (their own checks do not cut them short), and so does code after a
+// recover.
 func checkSlow() {
-	if stoppedHere() {
-		panic(Interrupt{})
-	}
-}
-
-// stoppedHere reports whether the calling goroutine belongs to a stopped
-// run.
-func stoppedHere() bool {
 	id := goid()
 	regMu.Lock()
-	defer regMu.Unlock()
-	m := members[id]
-	return m != nil && stopped[m.run] != nil
+	interrupt := false
+	if m := members[id]; m != nil && stopped[m.run] != nil {
+		switch {
+		case m.interrupted.IsZero():
+			m.interrupted = time.Now()
+			interrupt = true
+		case time.Since(m.interrupted) > deferGrace:
+			interrupt = true
+		}
+	}
+	regMu.Unlock()
+	if interrupt {
+		panic(Interrupt{})
+	}
 }
 
 // Wake-up channels: closed (and replaced) by every stop. They are sharded
