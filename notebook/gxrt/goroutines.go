@@ -302,10 +302,10 @@ func funcName(line string) string {
 }
 
 // describe finds a goroutine's state and its innermost cell position: the
-// state names the outermost of the first run of this package's frames.
+// state of a goroutine waiting in this package's functions names the
+// outermost of them in the first run of this package's frames.
 func describe(st stackText) (state, where, fn string) {
 	state = st.state
-	outer := ""
 	run := 0 // 0 before this package's frames, 1 in them, 2 after
 	for i := 0; i+1 < len(st.lines); i += 2 {
 		f, loc := st.lines[i], strings.TrimSpace(st.lines[i+1])
@@ -318,13 +318,13 @@ func describe(st stackText) (state, where, fn string) {
 		}
 		switch {
 		case strings.HasPrefix(f, pkgPrefix) && run < 2:
-			outer, run = funcName(strings.TrimPrefix(f, pkgPrefix)), 1
+			run = 1
+			if s, ok := waits[funcName(strings.TrimPrefix(f, pkgPrefix))]; ok {
+				state = s
+			}
 		case run == 1:
 			run = 2
 		}
-	}
-	if s, ok := waits[outer]; ok {
-		state = s
 	}
 	return state, where, fn
 }
