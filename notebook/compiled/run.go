@@ -36,7 +36,7 @@ func (e *Exit) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 // to the cell's code.
 type Stuck struct {
 	// Goroutines are those still running, with their stacks.
-	Goroutines []gxrt.Goroutine
+	Goroutines []CellGoroutine
 }
 
 func (e *Stuck) Error() string {
@@ -121,9 +121,11 @@ type CellGoroutine struct {
 // Goroutines lists the live goroutines of cells: those cells started and
 // still running, and cells' own goroutines that did not stop when
 // interrupted.
-func Goroutines() []CellGoroutine {
+func Goroutines() []CellGoroutine { return cellGoroutines(gxrt.Goroutines(0)) }
+
+func cellGoroutines(gs []gxrt.Goroutine) []CellGoroutine {
 	var out []CellGoroutine
-	for _, g := range gxrt.Goroutines(0) {
+	for _, g := range gs {
 		cg := CellGoroutine{Goroutine: g}
 		if n, ok := runCells.Load(g.Run); ok {
 			cg.Cell = n.(int)
@@ -245,6 +247,6 @@ func (r *run) stop() *Stuck {
 	case <-gone:
 		return nil
 	case <-t.C:
-		return &Stuck{Goroutines: gxrt.Goroutines(r.id)}
+		return &Stuck{Goroutines: cellGoroutines(gxrt.Goroutines(r.id))}
 	}
 }

@@ -2,7 +2,6 @@ package gxrt
 
 import (
 	"io"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -219,11 +218,8 @@ func TestStdinReadsLinesOnDemand(t *testing.T) {
 		t.Fatalf("Scan: %q %v", w, err)
 	}
 	rest, err := io.ReadAll(Stdin)
-	if err != nil || string(rest) != "\nlast\n" {
+	if err != nil || string(rest) != "last\n" {
 		t.Fatalf("ReadAll: %q %v", rest, err)
-	}
-	if !strings.Contains("x", "x") {
-		t.Fatal()
 	}
 }
 

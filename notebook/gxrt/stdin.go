@@ -6,7 +6,6 @@ import (
 	"io"
 	"sync"
 	"time"
-	"unicode/utf8"
 )
 
 // Standard input of cells: gen makes cell code read os.Stdin through
@@ -19,23 +18,24 @@ import (
 // interrupted while it waited for input.
 var ErrInterrupted = errors.New("interrupted")
 
-// Stdin is what cells read as os.Stdin. It is an io.RuneScanner, so fmt's
-// scanning functions read no further than they consume.
+// Stdin is what cells read as os.Stdin. Like os.Stdin, it is no
+// io.RuneScanner: fmt's scanning functions read one byte past what they
+// scan (the line break after fmt.Scan's last word), as they do in a Go
+// program reading a terminal.
 var Stdin io.Reader = stdin
 
-var stdin = &stdinReader{last: -1}
+var stdin = &stdinReader{}
 
 type stdinReader struct {
-	mu   sync.Mutex
-	buf  []byte
-	off  int
-	last int // size of the rune ReadRune returned last, -1 when UnreadRune cannot undo
+	mu  sync.Mutex
+	buf []byte
+	off int
 }
 
 // ResetStdin drops buffered input (a new cell starts with none).
 func ResetStdin() {
 	stdin.mu.Lock()
-	stdin.buf, stdin.off, stdin.last = nil, 0, -1
+	stdin.buf, stdin.off = nil, 0
 	stdin.mu.Unlock()
 }
 
@@ -85,7 +85,6 @@ func (r *stdinReader) Read(p []byte) (int, error) {
 	checkAny()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.last = -1
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -95,31 +94,6 @@ func (r *stdinReader) Read(p []byte) (int, error) {
 	n := copy(p, r.buf[r.off:])
 	r.off += n
 	return n, nil
-}
-
-func (r *stdinReader) ReadRune() (rune, int, error) {
-	checkAny()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.last = -1
-	if err := r.fill(); err != nil {
-		return 0, 0, err
-	}
-	c, size := utf8.DecodeRune(r.buf[r.off:])
-	r.off += size
-	r.last = size
-	return c, size, nil
-}
-
-func (r *stdinReader) UnreadRune() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.last < 0 || r.off < r.last {
-		return errors.New("gxrt: UnreadRune without ReadRune")
-	}
-	r.off -= r.last
-	r.last = -1
-	return nil
 }
 
 // Scan is fmt.Scan.
