@@ -259,6 +259,7 @@ func cellFuncName(fn string) string {
 	fn = cellFramePkg.ReplaceAllString(fn, "main.")
 	fn = strings.ReplaceAll(fn, "_gxE_", "")
 	fn = strings.ReplaceAll(fn, "Gxm_", "")
+	fn = strings.ReplaceAll(fn, "._gxb_", ".")
 	for _, body := range []string{"main._gxrun", "main._gxinit"} {
 		if rest, ok := strings.CutPrefix(fn, body); ok && (rest == "" || rest[0] == '(' || rest[0] == '.') {
 			fn = "main.<cell>" + rest

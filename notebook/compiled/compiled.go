@@ -41,6 +41,10 @@ type Options struct {
 	// ID distinguishes this session's package paths from another's in the
 	// same process (tests); "" is fine for one session per process.
 	ID string
+	// NoInterruptChecks compiles cells without the interrupt checks at
+	// function entries and loop iterations (to measure their cost; loops
+	// of such cells cannot be interrupted).
+	NoInterruptChecks bool
 }
 
 // Session is a notebook's compiled state. Run calls must not overlap.
@@ -159,7 +163,7 @@ func (s *Session) Run(ctx context.Context, src string, n int, progress func(stri
 			}
 		}
 	}
-	in := gen.Input{Cell: c, Home: s.homePath, FieldHome: func(f *types.Var) string { return s.fields[f] }, Reuse: reuse}
+	in := gen.Input{Cell: c, Home: s.homePath, FieldHome: func(f *types.Var) string { return s.fields[f] }, Reuse: reuse, NoChecks: s.opts.NoInterruptChecks}
 	out, err := gen.Generate(in)
 	if err != nil {
 		return nil, &BuildError{Err: fmt.Errorf("goaccel cannot translate this cell: %w", err)}
@@ -181,6 +185,7 @@ func (s *Session) Run(ctx context.Context, src string, n int, progress func(stri
 		return nil, err
 	}
 	u := &unit{path: path, syms: syms, cell: c, out: out}
+	registerHooks(u)
 	s.order = append(s.order, c)
 	s.units[path] = u
 	res, err := s.execute(ctx, u, n, !built.Cached)
@@ -284,7 +289,7 @@ func (s *Session) commit(u *unit, done int) []check.Binding {
 			if b.Old != nil && b.Compatible && h.fn.IsValid() {
 				for p := b.Old; p != nil; p = p.Prev {
 					if oh, ok := p.Home.(*home); ok && oh.hook.IsValid() && oh.hook.Elem().Type() == h.fn.Type() {
-						oh.hook.Elem().Set(h.fn)
+						setHook(oh.hook, h.fn)
 					}
 				}
 			}

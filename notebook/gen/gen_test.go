@@ -180,3 +180,30 @@ func TestStatementsCheckForInterrupts(t *testing.T) {
 		t.Fatalf("statements without a check:\n%s", src)
 	}
 }
+
+func TestHookedFunctionsCheckThroughTheirHooks(t *testing.T) {
+	_, src := generate(t, "func fib(n int) int {\n\tif n < 2 {\n\t\treturn n\n\t}\n\treturn fib(n-1) + fib(n-2)\n}\nfunc Hello(xs ...string) {\n\tfor range xs {\n\t}\n}")
+	for _, want := range []string{
+		"func fib(n int) int {if _gxh := _gxo_fib; _gxh != nil { return _gxh(n) };\n",
+		"func _gxb_fib(n int) int {\n\tif n < 2 {",
+		"func _gxt_fib(next func(int) (int)) func(int) (int) {\n\treturn func(_gxp0 int) (int) {\n\t\t_gxrt.Check()\n\t\tif next != nil {\n\t\t\treturn next(_gxp0)\n\t\t}\n\t\treturn _gxb_fib(_gxp0)",
+		"func _gxE_Hello(xs ...string) {if _gxh := _gxo_Hello; _gxh != nil { _gxh(xs...); return };",
+		"func _gxb_Hello(xs ...string) {\n\tfor range xs {_gxrt.Check();",
+		"_gxb_Hello(_gxp0...)",
+		`"s:fib": _gxt_fib,`,
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("want %q in:\n%s", want, src)
+		}
+	}
+	if got := lineOf(t, src, "func _gxb_fib"); got != 1 {
+		t.Errorf("_gxb_fib is on line %d", got)
+	}
+	if got := lineOf(t, src, "func _gxb_Hello"); got != 7 {
+		t.Errorf("_gxb_Hello is on line %d", got)
+	}
+	if i := strings.Index(src, "func _gxb_fib"); i < 0 || lineOf(t, src[:i]+strings.Replace(src[i:], "return fib(n-1)", "return FIB(n-1)", 1), "return FIB(n-1)") != 5 {
+		t.Error("the copy's body is not on the function's lines")
+	}
+	typecheck(t, src)
+}

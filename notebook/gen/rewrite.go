@@ -538,16 +538,17 @@ func endOfArgs(call *ast.CallExpr) token.Pos {
 
 // checkAt makes a body check for interrupts each time it starts.
 func (g *gen) checkAt(body *ast.BlockStmt) {
-	if body == nil {
+	if body == nil || g.in.NoChecks {
 		return
 	}
 	g.ed.insert(body.Lbrace+1, "_gxrt.Check();")
 }
 
-// funcDecl gives a function its interrupt check and, for a non-generic
+// funcDecl gives a function its interrupt check or, for a non-generic
 // package-level function, its override hook: the engine sets the hook when
 // a later cell redefines the function with the same signature, so that code
-// compiled against this one calls the new one.
+// compiled against this one calls the new one, and while a cell is being
+// interrupted (see hookDecls).
 func (g *gen) funcDecl(fd *ast.FuncDecl) {
 	if fd.Body == nil {
 		return
@@ -584,15 +585,25 @@ func (g *gen) funcDecl(fd *ast.FuncDecl) {
 			args = append(args, name+dots(variadic))
 		}
 	}
+	// While a cell is being interrupted, the engine sets every hook to one
+	// that checks for it and then runs the function's body (a copy of it
+	// without the prologue, _gxb_name; see hookDecls): so functions with
+	// hooks, recursive ones included, need no check of their own, which
+	// would cost every call.
 	hook := "_gxo_" + obj.Name()
-	call := hook + "(" + strings.Join(args, ", ") + ")"
+	call := "_gxh(" + strings.Join(args, ", ") + ")"
 	var pro string
 	if obj.Type().(*types.Signature).Results().Len() > 0 {
-		pro = "if " + hook + " != nil { return " + call + " };"
+		pro = "if _gxh := " + hook + "; _gxh != nil { return " + call + " };"
 	} else {
-		pro = "if " + hook + " != nil { " + call + "; return };"
+		pro = "if _gxh := " + hook + "; _gxh != nil { " + call + "; return };"
 	}
-	g.ed.insert(fd.Body.Lbrace+1, pro+"_gxrt.Check();")
+	g.ed.add(fd.Body.Lbrace+1, fd.Body.Lbrace+1, func() string {
+		if g.bare {
+			return ""
+		}
+		return pro
+	})
 }
 
 func dots(variadic bool) string {

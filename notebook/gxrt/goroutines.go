@@ -64,17 +64,22 @@ func adopt(run int64, origin string) int64 {
 // leave unregisters goroutine id (reserved for run).
 func leave(id, run int64) {
 	regMu.Lock()
-	defer regMu.Unlock()
 	delete(members, id)
 	live[run]--
 	if live[run] > 0 {
+		regMu.Unlock()
 		return
 	}
 	delete(live, run)
-	if s := stopped[run]; s != nil {
-		close(s.gone)
+	s := stopped[run]
+	if s != nil {
 		delete(stopped, run)
 		flagsLocked()
+	}
+	regMu.Unlock()
+	if s != nil {
+		applyStopHook()
+		close(s.gone)
 	}
 }
 

@@ -99,8 +99,37 @@ func Stop(run int64) <-chan struct{} {
 		go reap()
 	}
 	regMu.Unlock()
+	applyStopHook()
 	pulse()
 	return s.gone
+}
+
+// The stop hook: functions of cells with override hooks (package-level
+// ones) have no check of their own; while a stop is in progress, the
+// engine sets their hooks to ones that check (SetStopHook).
+var (
+	stopHook    atomic.Pointer[func(on bool)]
+	stopHookMu  sync.Mutex
+	stopHookSet bool // what the hook was last told
+)
+
+// SetStopHook installs what is told when stops start (on) and end: it
+// makes the functions of cells without checks of their own check for
+// interrupts, and stop doing so.
+func SetStopHook(f func(on bool)) { stopHook.Store(&f) }
+
+// applyStopHook tells the stop hook of a change of the stopping flag.
+func applyStopHook() {
+	h := stopHook.Load()
+	if h == nil {
+		return
+	}
+	stopHookMu.Lock()
+	defer stopHookMu.Unlock()
+	if on := stopping.Load() != 0; on != stopHookSet {
+		(*h)(on)
+		stopHookSet = on
+	}
 }
 
 // Stopped reports whether run was stopped and still has goroutines.
@@ -141,10 +170,12 @@ func reap() {
 		if len(stopped) == 0 {
 			reaping = false
 			regMu.Unlock()
+			applyStopHook()
 			return
 		}
 		grace := stopping.Load() != 0
 		regMu.Unlock()
+		applyStopHook()
 		if grace {
 			// Wake the goroutines blocked in deferred calls of stopped
 			// goroutines: past deferGrace they stop too.
@@ -156,12 +187,14 @@ func reap() {
 		window = true
 		flagsLocked()
 		regMu.Unlock()
+		applyStopHook()
 		pulse()
 		time.Sleep(zombieWindow)
 		regMu.Lock()
 		window = false
 		flagsLocked()
 		regMu.Unlock()
+		applyStopHook()
 		time.Sleep(zombiePeriod)
 	}
 }
