@@ -231,6 +231,21 @@ def test_stdin_input_and_password(kernel):
     assert result_text(collect(kc, msg_id)) == "6"
 
 
+def test_stdin_readers_and_the_kernels_own_stdin(kernel):
+    _, kc = kernel
+    msg_id = kc.execute('import (\n\t"bufio"\n\t"os"\n)\nsc := bufio.NewScanner(os.Stdin)\nsc.Scan()\nfirst := sc.Text()\n'
+                        'r := bufio.NewReader(os.Stdin)\nsecond, _ := r.ReadString(\'\\n\')\nfirst + "|" + second', allow_stdin=True)
+    for answer in ("one", "two"):
+        req = kc.get_stdin_msg(timeout=10)
+        assert req["msg_type"] == "input_request"
+        kc.input(answer)
+    shell_reply(kc, msg_id)
+    assert result_text(collect(kc, msg_id)) == '"one|two\\n"'
+    # os.Stdin kept as an *os.File is the kernel's own fd 0: end of file, no hang
+    reply, out = run(kc, 'f := os.Stdin\nn, err := f.Read(make([]byte, 1))\nfmt.Sprint(n, err)', timeout=10)
+    assert result_text(out) == '"0 EOF"'
+
+
 def test_stdin_not_allowed_is_a_clear_error(kernel):
     _, kc = kernel
     reply, out = run(kc, 'import "fmt"\nvar s string\n_, err := fmt.Scanln(&s)\nfmt.Println("err:", err)', allow_stdin=False)
