@@ -12,6 +12,12 @@
 // ratios: checks/no checks is what interruptibility costs (target ≤ 1.05),
 // cell/program what running as a cell costs in all.
 //
+// A tight function's speed depends on where it lands in memory (branch
+// targets against cache lines): two plugins holding the same machine code
+// for fib differ by up to ~10% from that alone. So each kind of cell is
+// built in three layouts (an unused function of three sizes before fib) and
+// its figure is the median of the three, with their range.
+//
 //	go run -ldflags="$LDFLAGS" ./bench/cells [-rounds 5]
 //
 // (the Makefile's LDFLAGS: compiled cells need the source directory and
@@ -26,6 +32,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/goaccel/goaccel/notebook/build"
@@ -93,6 +100,18 @@ import (
 func main() { json.NewEncoder(os.Stdout).Encode(measure()) }
 `
 
+// padding is an unused function of about n statements, which moves what
+// follows it in the plugin's code.
+func padding(n int) string {
+	var b strings.Builder
+	b.WriteString("func pad(x int) int {\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "\tx = x*%d + %d\n", i+3, i)
+	}
+	b.WriteString("\treturn x\n}\n")
+	return b.String()
+}
+
 func main() {
 	rounds := flag.Int("rounds", 5, "alternating rounds")
 	flag.Parse()
@@ -123,16 +142,23 @@ func run(rounds int) error {
 		return err
 	}
 	defer b.Close()
-	sessions := map[string]*compiled.Session{
-		"cell":             compiled.New(compiled.Options{Builder: b, ID: "bench-checks"}),
-		"cell (no checks)": compiled.New(compiled.Options{Builder: b, ID: "bench-nochecks", NoInterruptChecks: true}),
-	}
-	for name, s := range sessions {
-		if _, err := s.Run(ctx, "import \"time\"\n"+code, 1, nil); err != nil {
-			return fmt.Errorf("%s: %v", name, err)
+	// kind → its sessions, one per layout
+	sessions := map[string][]*compiled.Session{}
+	for _, kind := range []string{"cell", "cell (no checks)"} {
+		for l, pad := range []int{0, 6, 20} {
+			s := compiled.New(compiled.Options{Builder: b, ID: fmt.Sprintf("bench-%d-%d", len(kind), l), NoInterruptChecks: kind != "cell"})
+			if _, err := s.Run(ctx, "import \"time\"\n"+padding(pad)+code, 1, nil); err != nil {
+				return fmt.Errorf("%s: %v", kind, err)
+			}
+			sessions[kind] = append(sessions[kind], s)
 		}
 	}
-	names := []string{"go run", "cell", "cell (no checks)"}
+	names := []string{"go run"}
+	for _, kind := range []string{"cell", "cell (no checks)"} {
+		for l := range sessions[kind] {
+			names = append(names, fmt.Sprintf("%s#%d", kind, l))
+		}
+	}
 	bestOf := map[string][]float64{}
 	for r := 0; r < rounds; r++ {
 		for _, name := range names {
@@ -146,7 +172,8 @@ func run(rounds int) error {
 					return err
 				}
 			} else {
-				res, err := sessions[name].Run(ctx, "measure()", 2+r, nil)
+				kind, l, _ := strings.Cut(name, "#")
+				res, err := sessions[kind][int(l[0]-'0')].Run(ctx, "measure()", 2+r, nil)
 				if err != nil {
 					return fmt.Errorf("%s: %v", name, err)
 				}
@@ -161,10 +188,31 @@ func run(rounds int) error {
 			}
 		}
 	}
-	fmt.Printf("%-18s %14s %18s\n", "", "fib(32)", "dot (per element)")
-	for _, name := range names {
+	// The median of each kind's layouts, and their range.
+	ranges := map[string][2][]float64{}
+	for _, kind := range []string{"cell", "cell (no checks)"} {
+		var med, lo, hi []float64
+		for i := 0; i < 2; i++ {
+			var v []float64
+			for l := range sessions[kind] {
+				v = append(v, bestOf[fmt.Sprintf("%s#%d", kind, l)][i])
+			}
+			sort.Float64s(v)
+			med, lo, hi = append(med, v[len(v)/2]), append(lo, v[0]), append(hi, v[len(v)-1])
+		}
+		bestOf[kind] = med
+		ranges[kind] = [2][]float64{lo, hi}
+	}
+	fmt.Printf("%-18s %24s %30s\n", "", "fib(32) (layouts)", "dot per element (layouts)")
+	for _, name := range []string{"go run", "cell", "cell (no checks)"} {
 		v := bestOf[name]
-		fmt.Printf("%-18s %12.2fms %16.3fns\n", name, v[0]/1e6, v[1])
+		fib := fmt.Sprintf("%.2fms", v[0]/1e6)
+		dot := fmt.Sprintf("%.3fns", v[1])
+		if r, ok := ranges[name]; ok {
+			fib += fmt.Sprintf(" (%.2f–%.2f)", r[0][0]/1e6, r[1][0]/1e6)
+			dot += fmt.Sprintf(" (%.3f–%.3f)", r[0][1], r[1][1])
+		}
+		fmt.Printf("%-18s %24s %30s\n", name, fib, dot)
 	}
 	ratio := func(a, b string) string {
 		x, y := bestOf[a], bestOf[b]
