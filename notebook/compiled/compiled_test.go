@@ -231,6 +231,7 @@ kept := 7`)
 		"rw.Lock()\nrw.RLock()",
 		"rw.Lock()",
 		"var l sync.Locker = &mu\nl.Lock()",
+		"var wg3 sync.WaitGroup\nwg3.Go(func() {\n\tfor {\n\t}\n})\nwg3.Wait()",
 		"var c = sync.NewCond(&sync.Mutex{})\n_ = c\nfunc() { for { time.Sleep(time.Millisecond) } }()",
 	}
 	for i, src := range cases {

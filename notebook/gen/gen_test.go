@@ -131,10 +131,10 @@ func TestBlockingOperationsAreRewritten(t *testing.T) {
 				"type inner struct{ rw *sync.RWMutex }\n" +
 				"var mu sync.Mutex\nvar rw sync.RWMutex\nvar wg sync.WaitGroup\n" +
 				"func f(g *guarded, h guarded, in inner, l sync.Locker) {\n" +
-				"\ttime.Sleep(time.Millisecond)\n\tmu.Lock()\n\tmu.Unlock()\n\tg.Lock()\n\th.Lock()\n\trw.RLock()\n\trw.Lock()\n\tin.rw.Lock()\n\twg.Wait()\n\tl.Lock()\n\tsleep := time.Sleep\n\tsleep(0)\n}",
+				"\ttime.Sleep(time.Millisecond)\n\tmu.Lock()\n\tmu.Unlock()\n\tg.Lock()\n\th.Lock()\n\trw.RLock()\n\trw.Lock()\n\tin.rw.Lock()\n\twg.Go(func() {})\n\twg.Wait()\n\tl.Lock()\n\tsleep := time.Sleep\n\tsleep(0)\n}",
 			want: []string{
 				"_gxrt.Sleep(time.Millisecond)", "_gxrt.Lock(&mu)", "mu.Unlock()", "_gxrt.Lock(&g.Mutex)", "_gxrt.Lock(&h.Mutex)",
-				"_gxrt.RLock(&rw)", "_gxrt.LockRW(&rw)", "_gxrt.LockRW(in.rw)", "_gxrt.Wait(&wg)", "_gxrt.LockLocker(l)", "sleep := _gxrt.Sleep",
+				"_gxrt.RLock(&rw)", "_gxrt.LockRW(&rw)", "_gxrt.LockRW(in.rw)", "_gxrt.Wait(&wg)", "_gxrt.WaitGroupGo(&wg, \"cell[1]:22\", func() {_gxrt.Check();})", "_gxrt.LockLocker(l)", "sleep := _gxrt.Sleep",
 			},
 		},
 		{

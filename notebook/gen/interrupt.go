@@ -20,6 +20,7 @@ import (
 //	select { cases }        _gxs1: select { case <-_gxrt.Intr(): _gxrt.Wake(); goto _gxs1; cases }
 //	time.Sleep(d)           _gxrt.Sleep(d)
 //	wg.Wait()               _gxrt.Wait(&wg)         (sync.WaitGroup)
+//	wg.Go(f)                _gxrt.WaitGroupGo(&wg, "cell[1]:3", f)  (a goroutine of the cell)
 //	mu.Lock()               _gxrt.Lock(&mu)         (sync.Mutex; RWMutex: LockRW, RLock; sync.Locker: LockLocker)
 //
 // The user's select cases and their bodies stay as they are; a select with
@@ -41,6 +42,7 @@ var blockingMethods = map[string]string{
 	"RWMutex.Lock":   "_gxrt.LockRW",
 	"RWMutex.RLock":  "_gxrt.RLock",
 	"WaitGroup.Wait": "_gxrt.Wait",
+	"WaitGroup.Go":   "_gxrt.WaitGroupGo",
 	"Locker.Lock":    "_gxrt.LockLocker",
 }
 
@@ -188,7 +190,7 @@ func (g *gen) selectStmt(ss *ast.SelectStmt, stack []ast.Node) {
 // whether it did.
 func (g *gen) syncCall(call *ast.CallExpr, se *ast.SelectorExpr, sel *types.Selection) bool {
 	fn, _ := sel.Obj().(*types.Func)
-	if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != "sync" || len(call.Args) != 0 {
+	if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != "sync" || len(call.Args) != 0 && fn.Name() != "Go" {
 		return false
 	}
 	recv := fn.Type().(*types.Signature).Recv()
@@ -225,6 +227,11 @@ func (g *gen) syncCall(call *ast.CallExpr, se *ast.SelectorExpr, sel *types.Sele
 		x := g.fieldPath(g.ed.render(se.X), sel.Recv(), path[:len(path)-1], addressable)
 		if !iface && !ptr {
 			x = "&" + paren(x)
+		}
+		if fn.Name() == "Go" {
+			// wg.Go(f): f's goroutine is one of the cell's (it stops with it).
+			at := g.c.Fset.Position(call.Pos())
+			return repl + "(" + x + ", " + quote(fmt.Sprintf("%s:%d", at.Filename, at.Line)) + ", " + g.ed.renderRange(call.Lparen+1, call.Rparen) + ")"
 		}
 		return repl + "(" + x + ")"
 	})

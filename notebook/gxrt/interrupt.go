@@ -397,6 +397,16 @@ func Wait(wg *sync.WaitGroup) {
 	Recv(done)
 }
 
+// WaitGroupGo is wg.Go(f) at origin: f runs in a goroutine of the calling
+// goroutine's cell, as with a go statement.
+func WaitGroupGo(wg *sync.WaitGroup, origin string, f func()) {
+	wg.Add(1)
+	GoAt(origin, func() {
+		defer wg.Done()
+		f()
+	})
+}
+
 // Lock is m.Lock().
 func Lock(m *sync.Mutex) {
 	if m.TryLock() {
