@@ -68,6 +68,9 @@ type unit struct {
 	syms map[string]any
 	cell *check.Cell
 	out  *gen.Output
+	// reuse are the earlier variables whose storage the cell's own
+	// declarations take over.
+	reuse map[string]*check.Entry
 }
 
 // home is where a session entry lives at run time (check.Entry.Home).
@@ -184,7 +187,7 @@ func (s *Session) Run(ctx context.Context, src string, n int, progress func(stri
 	if err != nil {
 		return nil, err
 	}
-	u := &unit{path: path, syms: syms, cell: c, out: out}
+	u := &unit{path: path, syms: syms, cell: c, out: out, reuse: reuse}
 	registerHooks(u)
 	s.order = append(s.order, c)
 	s.units[path] = u
@@ -323,8 +326,13 @@ func (s *Session) execute(ctx context.Context, u *unit, n int, built bool) (*Res
 		h(n)
 	}
 	// A cell whose package-level variables fail to initialize binds
-	// nothing: its declarations never came into being.
+	// nothing: its declarations never came into being, and the earlier
+	// variables whose storage they took over keep their values.
+	saved := saveReused(u)
 	if err := r.call(ctx, initFn); err != nil {
+		for _, sv := range saved {
+			sv.ptr.Elem().Set(sv.val)
+		}
 		return nil, err
 	}
 	err := r.call(ctx, runFn)
@@ -340,6 +348,22 @@ func (s *Session) execute(ctx context.Context, u *unit, n int, built bool) (*Res
 	}
 	res.Values = vals
 	return res, nil
+}
+
+type savedVar struct{ ptr, val reflect.Value }
+
+// saveReused copies the values of the earlier variables whose storage the
+// unit's declarations take over.
+func saveReused(u *unit) []savedVar {
+	var out []savedVar
+	for _, e := range u.reuse {
+		if h, ok := e.Home.(*home); ok && h.ptr.IsValid() {
+			v := reflect.New(h.ptr.Elem().Type()).Elem()
+			v.Set(h.ptr.Elem())
+			out = append(out, savedVar{h.ptr, v})
+		}
+	}
+	return out
 }
 
 // runHook, when set (by tests), hears that cell n was built and starts.

@@ -367,3 +367,15 @@ func TestStuckCellIsReportedAndStopsWhenItComesBack(t *testing.T) {
 		t.Fatalf("after = %s: the stuck cell went on", got)
 	}
 }
+
+func TestInterruptedInitializerKeepsVariables(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, "a := 5\nfunc block() int { select {} }")
+	err, _ := interrupt(t, s, 2, "var a = 7\nvar b = block()\nfunc useB() int { return b }", 100*time.Millisecond)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want canceled, got %v", err)
+	}
+	if got := value(t, runCell(t, s, 3, "a")); got != "5" {
+		t.Fatalf("a = %s", got)
+	}
+}
