@@ -8,7 +8,7 @@ import time
 import pytest
 
 from conftest import ROOT
-from kernelclient import collect, result_text, run, running_kernel, shell_reply, stdout_of
+from kernelclient import TIMEOUT, collect, result_text, run, running_kernel, shell_reply, stdout_of
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +49,87 @@ def test_interrupt_stops_cell_within_a_second_and_keeps_state(kernel, code):
     assert elapsed < 1.0, f"interrupt took {elapsed:.2f}s"
     _, out = run(kc, "kept")
     assert result_text(out) == "7"
+
+
+# Issue 13, item 4: each blocking form, in a cell that runs (it prints
+# "started" once it is built and running), ends within a second of the
+# interrupt, and the kernel keeps the state of earlier cells.
+RUNNING = [
+    ("endless loop in a declared function", "func spin() {\n\tfor {\n\t}\n}\nfmt.Println(\"started\")\nspin()"),
+    ("channel receive in a declared function",
+     "func recv(ch chan int) int {\n\treturn <-ch\n}\nfmt.Println(\"started\")\nrecv(make(chan int))"),
+    ("select {}", 'fmt.Println("started")\nselect {}'),
+    ("WaitGroup.Wait", 'import "sync"\nvar wg sync.WaitGroup\nwg.Add(1)\nfmt.Println("started")\nwg.Wait()'),
+    ("double mutex lock", 'import "sync"\nvar mu sync.Mutex\nmu.Lock()\nfmt.Println("started")\nmu.Lock()'),
+    ("time.Sleep", 'import "time"\nfmt.Println("started")\ntime.Sleep(time.Hour)'),
+    ("workers", 'import (\n\t"sync"\n\t"time"\n)\nvar wg sync.WaitGroup\nfor i := 0; i < 4; i++ {\n\twg.Add(1)\n'
+                '\tgo func() {\n\t\tdefer wg.Done()\n\t\tfor {\n\t\t\ttime.Sleep(time.Millisecond)\n\t\t}\n\t}()\n}\n'
+                'fmt.Println("started")\nwg.Wait()'),
+]
+
+
+@pytest.mark.parametrize("name,code", RUNNING, ids=[n for n, _ in RUNNING])
+def test_interrupt_of_a_running_cell_is_idle_within_a_second(kernel, name, code):
+    km, kc = kernel
+    run(kc, 'import "fmt"\nstill := 8')
+    msg_id = kc.execute(code)
+    deadline = time.monotonic() + TIMEOUT
+    while True:  # until the cell runs (it was built)
+        m = kc.get_iopub_msg(timeout=max(0.01, deadline - time.monotonic()))
+        if m["parent_header"].get("msg_id") != msg_id:
+            continue
+        if m["msg_type"] == "stream" and "started" in m["content"]["text"]:
+            break
+        assert not (m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"), "the cell ended by itself"
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    km.interrupt_kernel()
+    while True:  # until idle
+        m = kc.get_iopub_msg(timeout=max(0.01, deadline - time.monotonic()))
+        if m["parent_header"].get("msg_id") == msg_id and m["msg_type"] == "status" \
+                and m["content"]["execution_state"] == "idle":
+            break
+    elapsed = time.monotonic() - t0
+    reply = shell_reply(kc, msg_id)
+    assert reply["content"]["status"] == "error"
+    assert reply["content"]["ename"] == "Interrupted", reply["content"]
+    print(f"\n{name}: interrupt → idle {elapsed*1000:.0f} ms")
+    assert elapsed < 1.0, f"interrupt → idle took {elapsed:.2f}s"
+    _, out = run(kc, "still")
+    assert result_text(out) == "8"
+    _, out = run(kc, "%goroutines")
+    assert "no goroutine started by a cell is running" in stdout_of(out)
+
+
+def test_stuck_cell_is_reported_and_kernel_stays_responsive(kernel):
+    km, kc = kernel
+    run(kc, 'import (\n\t"fmt"\n\t"syscall"\n)\nvar pipe [2]int\nsyscall.Pipe(pipe[:])\nstuckKept := 5')
+    msg_id = kc.execute('fmt.Println("started")\nbuf := make([]byte, 1)\nsyscall.Read(pipe[0], buf)\nfmt.Println("after")')
+    while True:
+        m = kc.get_iopub_msg(timeout=TIMEOUT)
+        if m["parent_header"].get("msg_id") == msg_id and m["msg_type"] == "stream" and "started" in m["content"]["text"]:
+            break
+    t0 = time.monotonic()
+    km.interrupt_kernel()
+    reply = shell_reply(kc, msg_id, timeout=10)
+    elapsed = time.monotonic() - t0
+    out = collect(kc, msg_id)
+    assert 1.5 < elapsed < 3.5, f"stuck cell reported after {elapsed:.2f}s"
+    c = reply["content"]
+    assert c["status"] == "error" and c["ename"] == "Interrupted"
+    tb = "\n".join(c["traceback"])
+    assert "[syscall]" in tb and "syscall.Read" in tb and "]:3 in main.<cell>" in tb, tb
+    # responsive, state kept, the goroutine is listed
+    _, out = run(kc, "stuckKept")
+    assert result_text(out) == "5"
+    _, out = run(kc, "%goroutines")
+    assert "(interrupted, not stopped yet)" in stdout_of(out)
+    # once the read returns, the stuck code stops without running on
+    reply, out = run(kc, 'syscall.Write(pipe[1], []byte{1})')
+    time.sleep(0.3)
+    _, out = run(kc, "%goroutines")
+    assert "after" not in stdout_of(out)
+    assert "no goroutine started by a cell is running" in stdout_of(out)
 
 
 def test_output_streams_while_cell_runs(kernel):
@@ -151,6 +232,21 @@ def test_stdin_input_and_password(kernel):
     kc.input("s3cr3t")
     shell_reply(kc, msg_id)
     assert result_text(collect(kc, msg_id)) == "6"
+
+
+def test_stdin_readers_and_the_kernels_own_stdin(kernel):
+    _, kc = kernel
+    msg_id = kc.execute('import (\n\t"bufio"\n\t"os"\n)\nsc := bufio.NewScanner(os.Stdin)\nsc.Scan()\nfirst := sc.Text()\n'
+                        'r := bufio.NewReader(os.Stdin)\nsecond, _ := r.ReadString(\'\\n\')\nfirst + "|" + second', allow_stdin=True)
+    for answer in ("one", "two"):
+        req = kc.get_stdin_msg(timeout=10)
+        assert req["msg_type"] == "input_request"
+        kc.input(answer)
+    shell_reply(kc, msg_id)
+    assert result_text(collect(kc, msg_id)) == '"one|two\\n"'
+    # os.Stdin kept as an *os.File is the kernel's own fd 0: end of file, no hang
+    reply, out = run(kc, 'f := os.Stdin\nn, err := f.Read(make([]byte, 1))\nfmt.Sprint(n, err)', timeout=10)
+    assert result_text(out) == '"0 EOF"'
 
 
 def test_stdin_not_allowed_is_a_clear_error(kernel):

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"go/parser"
 	"go/types"
+	"io"
 	"path"
 	"reflect"
 	"regexp"
@@ -44,6 +45,29 @@ func (e *Engine) startCompiled() {
 	e.comp = compiled.New(compiled.Options{Builder: b, AutoImport: e.autoImportPath, Symbols: e.linkedPackages(), NoEval: e.opts.AlwaysBuild})
 	e.comp.Late = func(msg string) { e.out.write("stderr", []byte(msg+"\n")) }
 	compiled.SetLaunchName(func(name string, fn any) { e.launchName(name, fn) })
+	compiled.SetInput(e.compiledInput)
+}
+
+// compiledInput answers a compiled cell's read of standard input: a line
+// from the frontend (an input_request), io.EOF when no cell runs or the
+// frontend gave none, gxrt.ErrInterrupted when the cell was interrupted
+// while it waited, or the reason input cannot be requested (allow_stdin
+// is false), which the read returns.
+func (e *Engine) compiledInput() (string, error) {
+	cs := e.currentCell()
+	if cs == nil || !cs.running() {
+		return "", io.EOF
+	}
+	line, err := cs.ask("", false)
+	switch {
+	case err == nil:
+		return line, nil
+	case cs.ctx.Err() != nil:
+		return "", gxrt.ErrInterrupted
+	case errors.Is(err, context.Canceled):
+		return "", io.EOF
+	}
+	return "", err
 }
 
 // noteInterpreted tells the user, once per session, that cells are
@@ -261,13 +285,97 @@ func (e *Engine) compiledError(err error, src string, count int) *frontend.Error
 		msg := fmt.Sprintf("exit status %d", ex.Code)
 		return &frontend.Error{Name: "Exit", Value: msg, Traceback: []string{"os.Exit(" + strconv.Itoa(ex.Code) + "): " + msg + " (the cell stopped; the kernel and its state live on)"}}
 	case errors.As(err, &stuck):
-		msg := "interrupted, but the cell's code is blocked where it cannot be stopped and keeps running in the background"
-		return &frontend.Error{Name: "Interrupted", Value: msg, Traceback: []string{msg}}
+		return stuckReport(stuck)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return errInterrupted()
 	}
 	msg := err.Error()
 	return &frontend.Error{Name: "BuildError", Value: msg, Traceback: []string{msg}}
+}
+
+// stuckReport is the error of an interrupted cell whose goroutines did not
+// all stop: each is named with what it is doing and where.
+func stuckReport(stuck *compiled.Stuck) *frontend.Error {
+	n := len(stuck.Goroutines)
+	msg := "interrupted, but the cell's goroutine is blocked where it cannot be stopped (outside the cell's code) and keeps running in the background; it stops when it comes back to the cell's code. The state of earlier cells is kept."
+	if n != 1 {
+		msg = fmt.Sprintf("interrupted, but %d of the cell's goroutines are blocked where they cannot be stopped (outside the cell's code) and keep running in the background; each stops when it comes back to the cell's code. The state of earlier cells is kept.", n)
+	}
+	tb := []string{"Interrupted: " + msg}
+	for _, g := range stuck.Goroutines {
+		tb = append(tb, "")
+		tb = append(tb, goroutineHeader(g)+":")
+		tb = append(tb, stackFrames(g.Stack)...)
+	}
+	return &frontend.Error{Name: "Interrupted", Value: msg, Traceback: tb}
+}
+
+// goroutineHeader describes a cell's goroutine in one line: what it
+// waits for, which cell started it where, where it is now.
+func goroutineHeader(g compiled.CellGoroutine) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "goroutine %d [%s]", g.ID, g.State)
+	cell := "a cell"
+	if g.Cell > 0 {
+		cell = fmt.Sprintf("cell[%d]", g.Cell)
+	}
+	if g.Origin != "" {
+		b.WriteString(" started by " + cell + " at " + g.Origin)
+	} else {
+		b.WriteString(" running " + cell)
+	}
+	if g.Stopped {
+		b.WriteString(" (interrupted, not stopped yet)")
+	}
+	if g.Where != "" {
+		b.WriteString("; now at " + g.Where + " in " + cellFuncName(g.Func))
+	}
+	return b.String()
+}
+
+// cellFuncName names a function of a cell's package as the cell named it.
+func cellFuncName(fn string) string {
+	fn = cellFramePkg.ReplaceAllString(fn, "main.")
+	fn = strings.ReplaceAll(fn, "_gxE_", "")
+	fn = strings.ReplaceAll(fn, "Gxm_", "")
+	fn = strings.ReplaceAll(fn, "._gxb_", ".")
+	for _, body := range []string{"main._gxrun", "main._gxinit"} {
+		if rest, ok := strings.CutPrefix(fn, body); ok && (rest == "" || rest[0] == '(' || rest[0] == '.') {
+			fn = "main.<cell>" + rest
+		}
+	}
+	return fn
+}
+
+// stackFrames are the frames of a goroutine's stack (as runtime.Stack
+// prints it) down to where goaccel started it: cell functions named as the
+// cell named them, offsets and goaccel's runtime left out.
+func stackFrames(stack string) []string {
+	lines := strings.Split(strings.TrimRight(stack, "\n"), "\n")
+	var out []string
+	for i := 1; i+1 < len(lines); i += 2 {
+		fn, loc := lines[i], strings.TrimSpace(lines[i+1])
+		if isFrameBottom(fn) {
+			break
+		}
+		if strings.Contains(fn, "notebook/gxrt.") || strings.Contains(loc, "goaccel-generated") {
+			continue
+		}
+		if j := strings.LastIndex(loc, " +0x"); j > 0 {
+			loc = loc[:j]
+		}
+		if j := strings.LastIndexByte(fn, '('); j > 0 {
+			fn = fn[:j] + "(...)"
+		}
+		out = append(out, cellFuncName(fn), "\t"+loc)
+	}
+	return out
+}
+
+// isFrameBottom reports the frame of goaccel's that runs a cell's code or
+// one of its goroutines: the frames below it are not the cell's.
+func isFrameBottom(fn string) bool {
+	return strings.Contains(fn, "notebook/compiled.") || strings.Contains(fn, "notebook/gxrt.Go") || strings.Contains(fn, "notebook/gxrt.start")
 }
 
 // generatedPos matches positions in the generated package's file.
@@ -349,22 +457,16 @@ func cellFrames(stack string) []string {
 			}
 			continue
 		}
-		if strings.Contains(fn, "notebook/compiled.") || strings.Contains(fn, "notebook/gxrt.") {
+		if isFrameBottom(fn) {
 			break
 		}
-		if strings.Contains(loc, "goaccel-generated") {
+		if strings.Contains(fn, "notebook/gxrt.") || strings.Contains(loc, "goaccel-generated") {
 			continue
 		}
 		if i := strings.LastIndex(loc, " +0x"); i > 0 {
 			loc = loc[:i]
 		}
-		fn = cellFramePkg.ReplaceAllString(fn, "main.")
-		fn = strings.ReplaceAll(fn, "_gxE_", "")
-		fn = strings.ReplaceAll(fn, "Gxm_", "")
-		if strings.HasPrefix(fn, "main._gxrun(") || strings.HasPrefix(fn, "main._gxinit(") {
-			fn = "main.<cell>()"
-		}
-		out = append(out, fn, "\t"+loc)
+		out = append(out, cellFuncName(fn), "\t"+loc)
 	}
 	if !started {
 		return nil

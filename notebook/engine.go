@@ -30,6 +30,7 @@ import (
 	"github.com/goaccel/goaccel/notebook/build"
 	"github.com/goaccel/goaccel/notebook/compiled"
 	"github.com/goaccel/goaccel/notebook/fdcapture"
+	"github.com/goaccel/goaccel/notebook/gxrt"
 )
 
 // yaegiNoise matches what yaegi's log.Panic calls print to the process's
@@ -562,6 +563,7 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 	e.cell = cs
 	e.cellMu.Unlock()
 	e.stdin.reset()
+	gxrt.ResetStdin()
 	e.out.setDest(cio)
 	restoreDisplay := display.SetSink(orderedSink{cio, e.flushOutput})
 	restoreInput := input.SetSource(cs.ask)

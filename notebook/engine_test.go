@@ -158,7 +158,7 @@ func TestErrorsKeepState(t *testing.T) {
 		{"var s []int\n_ = s[3]", "panic", "runtime error: index out of range [3] with length 0", "cell[%d]:2:5"},
 		{"a, b := 1, 0\n_ = a / b", "panic", "runtime error: integer divide by zero", "cell[%d]:2:5"},
 		{"go func() {\n\tpanic(\"in goroutine\")\n}()\ntime.Sleep(200 * time.Millisecond)", "panic", "in goroutine", "goroutine started by the cell"},
-		{"func gp() { panic(\"named\") }\ngo gp()\ntime.Sleep(200 * time.Millisecond)", "panic", "named", "main.gp()"},
+		{"func gp() { panic(\"named\") }\ngo gp()\ntime.Sleep(200 * time.Millisecond)", "panic", "named", "main.gp("},
 	}
 	for _, c := range cases {
 		r, _ := run(t, e, c.code)

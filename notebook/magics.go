@@ -15,6 +15,7 @@ import (
 
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/notebook/cells"
+	"github.com/goaccel/goaccel/notebook/compiled"
 )
 
 // Help is the text of %help.
@@ -28,6 +29,8 @@ const Help = `goaccel magics (lines at the start of a cell):
   %reset           fresh interpreter: forget all declarations and values
   %who             names declared so far, with their kinds
   %time / %%time   time the rest of the cell (wall time); %time CODE times CODE
+  %goroutines      the goroutines cells started that are still running: state,
+                   where they were started, where they are
   !CMD             run CMD in a shell, streaming its output; a non-zero exit
                    status fails the cell; a line ending in \ continues
 Modules (compiled cells):
@@ -141,6 +144,8 @@ func (e *Engine) runMagic(ctx context.Context, cs *cellState, m cells.Magic) (ma
 		return res, e.goMagic(ctx, arg)
 	case "use":
 		return res, e.useMagic(ctx, arg)
+	case "goroutines":
+		stdout(e.goroutines())
 	case "time":
 		res.time = true
 		if arg != "" {
@@ -151,6 +156,22 @@ func (e *Engine) runMagic(ctx context.Context, cs *cellState, m cells.Magic) (ma
 		return res, magicError("unknown magic %%%s (try %%help)", name)
 	}
 	return res, nil
+}
+
+// goroutines is the text of %goroutines.
+func (e *Engine) goroutines() string {
+	if e.comp == nil {
+		return "goaccel: cells are interpreted here (" + e.compErr.Error() + "); their goroutines are not tracked\n"
+	}
+	gs := compiled.Goroutines()
+	if len(gs) == 0 {
+		return "no goroutine started by a cell is running\n"
+	}
+	var b strings.Builder
+	for _, g := range gs {
+		b.WriteString(goroutineHeader(g) + "\n")
+	}
+	return b.String()
 }
 
 func magicError(format string, a ...any) *frontend.Error {

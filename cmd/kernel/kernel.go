@@ -56,6 +56,11 @@ func runKernel(args []string, stderr io.Writer) error {
 	}
 	// Put fds 1/2 back on the way out, so an error reaches the real stderr.
 	defer func() { _ = capture.Restore() }()
+	// Cells read the notebook's input through input requests; fd 0 (the
+	// launcher's pipe) reads end of file instead of blocking for good.
+	if err := fdcapture.NullStdin(); err != nil {
+		return err
+	}
 	log := logrus.New()
 	log.SetFormatter(&logrus.TextFormatter{FullTimestamp: true, TimestampFormat: "15:04:05.000000"})
 	log.SetOutput(capture.OriginalStderr())

@@ -53,6 +53,10 @@ type Options struct {
 	Symbols map[string]map[string]reflect.Value
 	// NoEval builds every cell, also those package eval could run.
 	NoEval bool
+	// NoInterruptChecks compiles cells without the interrupt checks at
+	// function entries and loop iterations (to measure their cost; loops
+	// of such cells cannot be interrupted).
+	NoInterruptChecks bool
 }
 
 // Session is a notebook's compiled state. Run calls must not overlap.
@@ -87,6 +91,9 @@ type unit struct {
 	syms map[string]any
 	cell *check.Cell
 	out  *gen.Output
+	// reuse are the earlier variables whose storage the cell's own
+	// declarations take over.
+	reuse map[string]*check.Entry
 }
 
 // home is where a session entry lives at run time (check.Entry.Home).
@@ -179,6 +186,7 @@ func (s *Session) Run(ctx context.Context, src string, n int, progress func(stri
 	if u.syms, err = load(built.Plugin); err != nil {
 		return nil, err
 	}
+	registerHooks(u)
 	s.order = append(s.order, c)
 	s.units[u.path] = u
 	res, err := s.execute(ctx, u, n, !built.Cached)
@@ -212,7 +220,7 @@ func (s *Session) build(ctx context.Context, c *check.Cell, progress func(string
 			}
 		}
 	}
-	in := gen.Input{Cell: c, Home: s.homePath, FieldHome: func(f *types.Var) string { return s.fields[f] }, Reuse: reuse}
+	in := gen.Input{Cell: c, Home: s.homePath, FieldHome: func(f *types.Var) string { return s.fields[f] }, Reuse: reuse, NoChecks: s.opts.NoInterruptChecks}
 	out, err := gen.Generate(in)
 	if err != nil {
 		return nil, nil, &BuildError{Err: fmt.Errorf("goaccel cannot translate this cell: %w", err)}
@@ -229,7 +237,7 @@ func (s *Session) build(ctx context.Context, c *check.Cell, progress func(string
 		}
 		return nil, nil, err
 	}
-	return &unit{path: path, cell: c, out: out}, built, nil
+	return &unit{path: path, cell: c, out: out, reuse: reuse}, built, nil
 }
 
 // Prebuild builds cells (numbered from 1) the way a fresh session running
@@ -355,7 +363,7 @@ func (s *Session) commit(u *unit, done int) []check.Binding {
 			if b.Old != nil && b.Compatible && h.fn.IsValid() {
 				for p := b.Old; p != nil; p = p.Prev {
 					if oh, ok := p.Home.(*home); ok && oh.hook.IsValid() && oh.hook.Elem().Type() == h.fn.Type() {
-						oh.hook.Elem().Set(h.fn)
+						setHook(oh.hook, h.fn)
 					}
 				}
 			}
@@ -387,9 +395,17 @@ func (s *Session) execute(ctx context.Context, u *unit, n int, built bool) (*Res
 	defer r.end()
 	s.setPending(u)
 	defer s.setPending(nil)
+	if h := runHook; h != nil {
+		h(n)
+	}
 	// A cell whose package-level variables fail to initialize binds
-	// nothing: its declarations never came into being.
+	// nothing: its declarations never came into being, and the earlier
+	// variables whose storage they took over keep their values.
+	saved := saveReused(u)
 	if err := r.call(ctx, initFn); err != nil {
+		for _, sv := range saved {
+			sv.ptr.Elem().Set(sv.val)
+		}
 		return nil, err
 	}
 	err := r.call(ctx, runFn)
@@ -406,6 +422,25 @@ func (s *Session) execute(ctx context.Context, u *unit, n int, built bool) (*Res
 	res.Values = vals
 	return res, nil
 }
+
+type savedVar struct{ ptr, val reflect.Value }
+
+// saveReused copies the values of the earlier variables whose storage the
+// unit's declarations take over.
+func saveReused(u *unit) []savedVar {
+	var out []savedVar
+	for _, e := range u.reuse {
+		if h, ok := e.Home.(*home); ok && h.ptr.IsValid() {
+			v := reflect.New(h.ptr.Elem().Type()).Elem()
+			v.Set(h.ptr.Elem())
+			out = append(out, savedVar{h.ptr, v})
+		}
+	}
+	return out
+}
+
+// runHook, when set (by tests), hears that cell n was built and starts.
+var runHook func(n int)
 
 // Entries lists the session's variables with their current values, for
 // %who and the variable explorer.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/goaccel/goaccel/notebook/build"
 	"github.com/goaccel/goaccel/notebook/check"
@@ -231,5 +232,239 @@ go send(1<<40, p)
 <-done + <-done`)
 	if got := value(t, r); got != fmt.Sprint(1234+int64(1)<<40) {
 		t.Fatalf("go statements passed %s", got)
+	}
+}
+
+// interrupt runs src as cell n and cancels it d after it starts (after it
+// was built); it returns what Run
+// returned and how long the cell took to end after the cancel.
+func interrupt(t *testing.T, s *Session, n int, src string, d time.Duration) (error, time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var at time.Time
+	var timer *time.Timer
+	runHook = func(int) { timer = time.AfterFunc(d, func() { at = time.Now(); cancel() }) }
+	defer func() {
+		runHook = nil
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	_, err := s.Run(ctx, src, n, nil)
+	if at.IsZero() {
+		t.Fatalf("cell[%d] ended before the interrupt: %v", n, err)
+	}
+	return err, time.Since(at)
+}
+
+// settled waits until the cells' goroutines (all runs) are gone.
+func settled(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for len(Goroutines()) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("goroutines of cells left: %+v", Goroutines())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestInterruptStopsBlockingOperations(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, `import (
+	"context"
+	"sync"
+	"time"
+)
+func spin() {
+	for {
+	}
+}
+func recurse(n int) int { return recurse(n+1) + 1 }
+func recv(ch chan int) int { return <-ch }
+func send(ch chan int) { ch <- 1 }
+func sel(a, b chan int) int {
+	select {
+	case v := <-a:
+		return v
+	case b <- 1:
+		return 0
+	}
+}
+func drain(ch chan int) (n int) {
+	for range ch {
+		n++
+	}
+	return n
+}
+func waitCtx(ctx context.Context) { <-ctx.Done() }
+var mu sync.Mutex
+var rw sync.RWMutex
+var wg sync.WaitGroup
+kept := 7`)
+	cases := []string{
+		"spin()",
+		"recurse(0)",
+		"recv(make(chan int))",
+		"v, ok := <-make(chan int)\n_, _ = v, ok",
+		"send(make(chan int))",
+		"sel(nil, make(chan int))",
+		"select {}",
+		"drain(make(chan int))",
+		"var nilch chan int\nfor v := range nilch {\n\t_ = v\n}",
+		"waitCtx(context.Background())",
+		"time.Sleep(time.Hour)",
+		"wg.Add(1)\nwg.Wait()",
+		"mu.Lock()\nmu.Lock()",
+		"rw.Lock()\nrw.RLock()",
+		"rw.Lock()",
+		"var l sync.Locker = &mu\nl.Lock()",
+		"var wg3 sync.WaitGroup\nwg3.Go(func() {\n\tfor {\n\t}\n})\nwg3.Wait()",
+		"var c = sync.NewCond(&sync.Mutex{})\n_ = c\nfunc() { for { time.Sleep(time.Millisecond) } }()",
+	}
+	for i, src := range cases {
+		t.Run(strings.ReplaceAll(src, "\n", "; "), func(t *testing.T) {
+			err, took := interrupt(t, s, 10+i, src, 100*time.Millisecond)
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("want canceled, got %v", err)
+			}
+			if took > 500*time.Millisecond {
+				t.Fatalf("the interrupt took %v", took)
+			}
+			settled(t)
+		})
+	}
+	if got := value(t, runCell(t, s, 100, "kept")); got != "7" {
+		t.Fatalf("after interrupts: kept = %s", got)
+	}
+}
+
+func TestInterruptStopsTheCellsGoroutines(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, `import (
+	"sync"
+	"time"
+)
+var cleanedUp, out int
+var cmu sync.Mutex
+func worker(id int, wg *sync.WaitGroup, jobs chan int) {
+	defer wg.Done()
+	defer func() { cmu.Lock(); cleanedUp++; cmu.Unlock() }()
+	switch id % 4 {
+	case 0:
+		for {
+		}
+	case 1:
+		for j := range jobs {
+			_ = j
+		}
+	case 2:
+		time.Sleep(time.Hour)
+	case 3:
+		var mu sync.Mutex
+		mu.Lock()
+		mu.Lock()
+	}
+}`)
+	err, took := interrupt(t, s, 2, `var wg sync.WaitGroup
+jobs := make(chan int)
+for i := 0; i < 8; i++ {
+	wg.Add(1)
+	go worker(i, &wg, jobs)
+}
+wg.Wait()
+out = 1`, 200*time.Millisecond)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want canceled, got %v", err)
+	}
+	if took > 500*time.Millisecond {
+		t.Fatalf("the interrupt took %v", took)
+	}
+	// Nothing of the cell runs after Run returned: every goroutine is gone
+	// (their deferred calls ran), and the statement after Wait never ran.
+	if gs := Goroutines(); len(gs) > 0 {
+		t.Fatalf("goroutines left: %+v", gs)
+	}
+	if got := value(t, runCell(t, s, 3, "cleanedUp*10 + out")); got != "80" {
+		t.Fatalf("cleanedUp*10 + out = %s", got)
+	}
+}
+
+func TestGoroutinesOutlivingTheirCellKeepRunning(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, "import \"time\"\nticks := 0\nstop := make(chan bool)\ngo func() {\n\tfor {\n\t\tselect {\n\t\tcase <-stop:\n\t\t\treturn\n\t\tcase <-time.After(time.Millisecond):\n\t\t\tticks++\n\t\t}\n\t}\n}()")
+	var gs []CellGoroutine
+	for i := 0; i < 100 && len(gs) == 0; i++ {
+		gs = Goroutines() // the goroutine registers itself as it starts
+		time.Sleep(5 * time.Millisecond)
+	}
+	if len(gs) != 1 || gs[0].Cell != 1 || gs[0].Origin != "cell[1]:4" {
+		t.Fatalf("goroutines: %+v", gs)
+	}
+	// Interrupting another cell leaves it alone.
+	err, _ := interrupt(t, s, 2, "select {}", 50*time.Millisecond)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want canceled, got %v", err)
+	}
+	if gs := Goroutines(); len(gs) != 1 {
+		t.Fatalf("the first cell's goroutine stopped: %+v", gs)
+	}
+	gs = Goroutines()
+	if gs[0].Where == "" || !strings.HasPrefix(gs[0].Where, "cell[1]:") {
+		t.Fatalf("goroutine position: %+v", gs[0])
+	}
+	runCell(t, s, 3, "stop <- true")
+	settled(t)
+}
+
+func TestInterruptedCellKeepsUnassignedNames(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, "x := 5\ny := 1\nfunc block() int { select {} }")
+	err, _ := interrupt(t, s, 2, "a := 2\nx := block()\ny, z := 7, block()\n_ = z", 100*time.Millisecond)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want canceled, got %v", err)
+	}
+	if got := value(t, runCell(t, s, 3, "x*100 + y*10 + a")); got != "512" {
+		t.Fatalf("x*100 + y*10 + a = %s", got)
+	}
+	if s.Checker().Lookup("z") != nil {
+		t.Fatal("z is bound")
+	}
+}
+
+func TestStuckCellIsReportedAndStopsWhenItComesBack(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, "import \"syscall\"\nvar p [2]int\nerr := syscall.Pipe(p[:])\nafter := 0\nerr")
+	t0 := time.Now()
+	err, _ := interrupt(t, s, 2, "buf := make([]byte, 1)\nsyscall.Read(p[0], buf)\nafter = 1", 100*time.Millisecond)
+	var stuck *Stuck
+	if !errors.As(err, &stuck) {
+		t.Fatalf("want stuck, got %v", err)
+	}
+	if d := time.Since(t0); d > StopGrace+time.Second {
+		t.Fatalf("stuck reported after %v", d)
+	}
+	if len(stuck.Goroutines) != 1 || stuck.Goroutines[0].State != "syscall" || stuck.Goroutines[0].Where != "cell[2]:2" || !strings.Contains(stuck.Goroutines[0].Stack, "syscall.Read") {
+		t.Fatalf("stuck: %+v", stuck.Goroutines)
+	}
+	// The session goes on; when the read returns, the stuck code stops
+	// before its next statement.
+	runCell(t, s, 3, "syscall.Write(p[1], []byte{1})")
+	settled(t)
+	if got := value(t, runCell(t, s, 4, "after")); got != "0" {
+		t.Fatalf("after = %s: the stuck cell went on", got)
+	}
+}
+
+func TestInterruptedInitializerKeepsVariables(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, "a := 5\nfunc block() int { select {} }")
+	err, _ := interrupt(t, s, 2, "var a = 7\nvar b = block()\nfunc useB() int { return b }", 100*time.Millisecond)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want canceled, got %v", err)
+	}
+	if got := value(t, runCell(t, s, 3, "a")); got != "5" {
+		t.Fatalf("a = %s", got)
 	}
 }

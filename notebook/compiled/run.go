@@ -3,6 +3,7 @@ package compiled
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -25,25 +26,25 @@ type Panic struct {
 func (p *Panic) Error() string { return fmt.Sprintf("panic: %v", p.Value) }
 
 // Exit is os.Exit (or log.Fatal) called by a cell.
-type Exit struct {
-	Code int
-	// main: the cell's own goroutine exited (not one it started), so no
-	// one is left to wait for.
-	main bool
-}
+type Exit struct{ Code int }
 
 func (e *Exit) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
-// Stuck is an interrupted cell that did not stop: it is blocked where no
-// check runs (a compiled package's system call, a lock).
-type Stuck struct{ Stack []byte }
+// Stuck is an interrupted cell that did not stop within StopGrace: some
+// of its goroutines are blocked where no check runs (a system call of a
+// compiled package). They are left running; each stops when it comes back
+// to the cell's code.
+type Stuck struct {
+	// Goroutines are those still running, with their stacks.
+	Goroutines []CellGoroutine
+}
 
 func (e *Stuck) Error() string {
 	return "the cell was interrupted but its code is still blocked and keeps running in the background"
 }
 
 // StopGrace is how long an interrupted cell has to stop.
-const StopGrace = 2 * time.Second
+const StopGrace = gxrt.StopGrace
 
 // run is one execution of a cell's code. Its id (not the execution count,
 // which may repeat across sessions in one process) tags the goroutines the
@@ -57,8 +58,6 @@ type run struct {
 	ended   bool
 	// unguard stops the stack guard watching the run.
 	unguard context.CancelFunc
-	// main is the goroutine id running the cell's code (init or run).
-	main atomic.Int64
 }
 
 // StackLimit is the goroutine stack size at which cell code panics with
@@ -92,7 +91,7 @@ func installHooks() {
 			late(cell, fmt.Sprintf("panic in a goroutine of a cell that already ended: %v\n%s", v, stack))
 		},
 		Exit: func(cell int64, code int) {
-			if r := current(cell); r != nil && r.fail(&Exit{Code: code, main: gxrt.GoroutineID() == r.main.Load()}) {
+			if r := current(cell); r != nil && r.fail(&Exit{Code: code}) {
 				return
 			}
 			late(cell, fmt.Sprintf("os.Exit(%d) in a goroutine of a cell that already ended: that goroutine stopped", code))
@@ -102,7 +101,48 @@ func installHooks() {
 				(*h)(name, fn)
 			}
 		},
+		Input: func() (string, error) {
+			if h := inputHook.Load(); h != nil {
+				return (*h)()
+			}
+			return "", io.EOF
+		},
 	})
+}
+
+// inputHook answers cells' reads of standard input.
+var inputHook atomic.Pointer[func() (string, error)]
+
+// SetInput installs what answers cells' reads of standard input: a line
+// (without its line break), io.EOF, gxrt.ErrInterrupted when the cell was
+// interrupted while it waited, or another error for the read to return.
+func SetInput(f func() (string, error)) { inputHook.Store(&f) }
+
+// runCells maps run ids to the execution counts of their cells.
+var runCells sync.Map
+
+// CellGoroutine is a live goroutine of a cell.
+type CellGoroutine struct {
+	gxrt.Goroutine
+	// Cell is the execution count of the cell it belongs to (0: unknown).
+	Cell int
+}
+
+// Goroutines lists the live goroutines of cells: those cells started and
+// still running, and cells' own goroutines that did not stop when
+// interrupted.
+func Goroutines() []CellGoroutine { return cellGoroutines(gxrt.Goroutines(0)) }
+
+func cellGoroutines(gs []gxrt.Goroutine) []CellGoroutine {
+	var out []CellGoroutine
+	for _, g := range gs {
+		cg := CellGoroutine{Goroutine: g}
+		if n, ok := runCells.Load(g.Run); ok {
+			cg.Cell = n.(int)
+		}
+		out = append(out, cg)
+	}
+	return out
 }
 
 // launchNameHook hears the names of launched functions.
@@ -130,12 +170,13 @@ func current(id int64) *run {
 	return nil
 }
 
-func newRun(s *Session, _ int) *run {
+func newRun(s *Session, n int) *run {
 	hooksOnce.Do(installHooks)
 	r := &run{id: lastRunID.Add(1), s: s, failure: make(chan error, 1)}
 	var ctx context.Context
 	ctx, r.unguard = context.WithCancel(context.Background())
 	go gxrt.GuardStacks(ctx, StackLimit, 5*time.Millisecond)
+	runCells.Store(r.id, n)
 	runs.Store(r.id, r)
 	lateSessions.Store(r.id, s)
 	return r
@@ -172,16 +213,15 @@ func (r *run) values() []any {
 }
 
 // call runs fn in a goroutine of the run and waits for it, an exit, a
-// goroutine's panic, or the end of ctx.
+// goroutine's panic, or the end of ctx. When it returns early, the run's
+// goroutines are stopped first: nothing of the run goes on after call
+// returns, unless it is stuck (*Stuck).
 func (r *run) call(ctx context.Context, fn func()) error {
 	if fn == nil {
 		return nil
 	}
 	done := make(chan error, 1)
-	go func() {
-		r.main.Store(gxrt.GoroutineID())
-		leave := gxrt.Enter(r.id)
-		defer leave()
+	gxrt.Start(r.id, func() {
 		defer func() {
 			if v := recover(); v != nil {
 				if _, ok := v.(gxrt.Interrupt); ok {
@@ -194,17 +234,7 @@ func (r *run) call(ctx context.Context, fn func()) error {
 			done <- nil
 		}()
 		fn()
-	}()
-	stop := func() (error, bool) {
-		gxrt.Stop(r.id)
-		defer gxrt.Stop(0)
-		select {
-		case <-done:
-			return nil, true
-		case <-time.After(StopGrace):
-			return nil, false
-		}
-	}
+	})
 	select {
 	case err := <-done:
 		if err == nil {
@@ -219,24 +249,28 @@ func (r *run) call(ctx context.Context, fn func()) error {
 		}
 		return err
 	case err := <-r.failure:
-		if ex, ok := err.(*Exit); ok {
-			// The goroutine that called os.Exit is parked for good. When it
-			// is the cell's own, the goroutines the cell started stop at
-			// their next check without anyone waiting; otherwise the cell's
-			// own goroutine is stopped and waited for.
-			if ex.main {
-				gxrt.StopFor(r.id, StopGrace)
-				return err
-			}
-			stop()
-			return err
-		}
-		stop()
+		// A goroutine's panic, or os.Exit (whose goroutine is parked):
+		// the cell ends, and with it the rest of its goroutines.
+		r.stop()
 		return err
 	case <-ctx.Done():
-		if _, ok := stop(); !ok {
-			return &Stuck{}
+		if stuck := r.stop(); stuck != nil {
+			return stuck
 		}
 		return ctx.Err()
+	}
+}
+
+// stop stops the run's goroutines and waits for them, at most StopGrace;
+// it returns the ones left then.
+func (r *run) stop() *Stuck {
+	gone := gxrt.Stop(r.id)
+	t := time.NewTimer(StopGrace)
+	defer t.Stop()
+	select {
+	case <-gone:
+		return nil
+	case <-t.C:
+		return &Stuck{Goroutines: cellGoroutines(gxrt.Goroutines(r.id))}
 	}
 }

@@ -97,3 +97,20 @@ func (c *Capture) Restore() error {
 	}
 	return first
 }
+
+// NullStdin puts /dev/null on fd 0. A kernel's standard input is its
+// launcher's pipe, which nobody writes: code that reads fd 0 directly (a
+// cell's os.Stdin kept as an *os.File, a compiled package) would wait for
+// good; with /dev/null it reads end of file. Cells read the notebook's input
+// through their own reader.
+func NullStdin() error {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		return fmt.Errorf("fdcapture: %w", err)
+	}
+	defer f.Close()
+	if err := unix.Dup2(int(f.Fd()), 0); err != nil {
+		return fmt.Errorf("fdcapture: dup2 onto fd 0: %w", err)
+	}
+	return nil
+}

@@ -38,12 +38,17 @@ func (g *gen) assemble() (*Output, error) {
 			decls.WriteString("\n")
 			if g.hookFuncs[d] {
 				obj := c.Info.Defs[d.Name].(*types.Func)
-				t, err := g.typeText(obj.Type())
+				text, err := g.hookDecls(obj)
 				if err != nil {
 					return nil, fmt.Errorf("func %s: %w", obj.Name(), err)
 				}
-				fmt.Fprintf(&gen, "var _gxo_%s %s\n", obj.Name(), t)
+				gen.WriteString(text)
 				out.Funcs = append(out.Funcs, obj.Name())
+				// The body without the prologue, for the hooks that check.
+				g.bare = true
+				decls.WriteString(g.ed.lineDirective(declStart(d)))
+				decls.WriteString("func _gxb_" + obj.Name() + g.ed.renderRange(d.Name.End(), d.End()) + "\n")
+				g.bare = false
 			}
 		case *ast.GenDecl:
 			switch d.Tok {
@@ -160,7 +165,7 @@ func (g *gen) assemble() (*Output, error) {
 			}
 			body.WriteString(g.ed.lineDirective(c.StmtSpans[i].Pos))
 			body.WriteString(text)
-			fmt.Fprintf(&body, "\n_gxdone = %d\n", i+1)
+			fmt.Fprintf(&body, "\n_gxdone = %d; _gxrt.Stmt()\n", i+1)
 		}
 	}
 	if c.Main {
@@ -175,7 +180,7 @@ func (g *gen) assemble() (*Output, error) {
 		fmt.Fprintf(&sym, "\t%q: &%s,\n", "v:"+v, g.ownName(v))
 	}
 	for _, f := range out.Funcs {
-		fmt.Fprintf(&sym, "\t%q: %s,\n\t%q: &_gxo_%s,\n", "f:"+f, g.ownName(f), "o:"+f, f)
+		fmt.Fprintf(&sym, "\t%q: %s,\n\t%q: &_gxo_%s,\n\t%q: _gxt_%s,\n", "f:"+f, g.ownName(f), "o:"+f, f, "s:"+f, f)
 	}
 	for _, t := range out.Types {
 		fmt.Fprintf(&sym, "\t%q: (*%s)(nil),\n", "t:"+t, t)
@@ -284,6 +289,60 @@ func (g *gen) declareVar(b *strings.Builder, id *ast.Ident, out *Output) error {
 	fmt.Fprintf(b, "var %s %s\n", g.varRef(obj), t)
 	out.Vars = append(out.Vars, obj.Name())
 	return nil
+}
+
+// hookDecls declares a function's override hook and what makes the hooks
+// the engine sets while a cell is being interrupted:
+//
+//	var _gxo_f func(P) R                  the hook
+//	func _gxt_f(next func(P) R) func(P) R  a hook that checks for an
+//	                                       interrupt, then calls next or,
+//	                                       when nil, f's body (_gxb_f)
+func (g *gen) hookDecls(obj *types.Func) (string, error) {
+	sig := obj.Type().(*types.Signature)
+	var params, args []string
+	for i := 0; i < sig.Params().Len(); i++ {
+		t := sig.Params().At(i).Type()
+		dots := ""
+		if sig.Variadic() && i == sig.Params().Len()-1 {
+			t, dots = t.(*types.Slice).Elem(), "..."
+		}
+		tt, err := g.typeText(t)
+		if err != nil {
+			return "", err
+		}
+		p := fmt.Sprintf("_gxp%d", i)
+		params = append(params, p+" "+dots+tt)
+		args = append(args, p+dots)
+	}
+	hookT, err := g.typeText(sig)
+	if err != nil {
+		return "", err
+	}
+	name := obj.Name()
+	var rtypes []string
+	for i := 0; i < sig.Results().Len(); i++ {
+		tt, err := g.typeText(sig.Results().At(i).Type())
+		if err != nil {
+			return "", err
+		}
+		rtypes = append(rtypes, tt)
+	}
+	results := ""
+	if len(rtypes) > 0 {
+		results = " (" + strings.Join(rtypes, ", ") + ")"
+	}
+	a := strings.Join(args, ", ")
+	var b strings.Builder
+	fmt.Fprintf(&b, "var _gxo_%s %s\n", name, hookT)
+	fmt.Fprintf(&b, "func _gxt_%s(next %s) %s {\n\treturn func(%s)%s {\n\t\t_gxrt.Check()\n", name, hookT, hookT, strings.Join(params, ", "), results)
+	if sig.Results().Len() > 0 {
+		fmt.Fprintf(&b, "\t\tif next != nil {\n\t\t\treturn next(%s)\n\t\t}\n\t\treturn _gxb_%s(%s)\n", a, name, a)
+	} else {
+		fmt.Fprintf(&b, "\t\tif next != nil {\n\t\t\tnext(%s)\n\t\t\treturn\n\t\t}\n\t\t_gxb_%s(%s)\n", a, name, a)
+	}
+	b.WriteString("\t}\n}\n")
+	return b.String(), nil
 }
 
 // keepLines pads s with line breaks to n of them, so the lines after it

@@ -32,6 +32,10 @@ type Input struct {
 	// Reuse names the variables this cell declares again with the same type:
 	// they keep the earlier variable's storage.
 	Reuse map[string]*check.Entry
+	// NoChecks leaves out the interrupt checks at function entries and loop
+	// iterations (for measuring what they cost: such code cannot be
+	// interrupted while it computes).
+	NoChecks bool
 }
 
 // ResultKind says what a cell's trailing expression yields.
@@ -55,7 +59,8 @@ type Output struct {
 	// (GXSymbols "v:name" → *T).
 	Vars []string
 	// Funcs are its non-generic functions (GXSymbols "f:name" → the
-	// function, "o:name" → its override hook).
+	// function, "o:name" → its override hook, "s:name" → makes a hook that
+	// checks for interrupts; see hookDecls).
 	Funcs []string
 	// Types are its non-generic types (GXSymbols "t:name" → (*T)(nil)).
 	Types []string
@@ -82,6 +87,10 @@ type gen struct {
 	hookFuncs   map[*ast.FuncDecl]bool
 	hoistDecls  map[ast.Decl]bool // check's declarations of hoisted variables
 	trailing    ResultKind
+
+	comms map[ast.Node]bool // communications of select cases (left as they are)
+	bare  bool              // render functions without their hook prologue
+	nseq  int               // names made up so far
 }
 
 type shadow struct {
@@ -105,6 +114,7 @@ func Generate(in Input) (*Output, error) {
 		reuse:       map[types.Object]*check.Entry{},
 		hookFuncs:   map[*ast.FuncDecl]bool{},
 		hoistDecls:  map[ast.Decl]bool{},
+		comms:       map[ast.Node]bool{},
 	}
 	g.imp.add("_gxrt", RuntimePath)
 	g.classify()

@@ -90,7 +90,7 @@ func (g *gen) walk(root ast.Node) {
 		case *ast.Ident:
 			g.ident(n, parent)
 		case *ast.SelectorExpr:
-			g.selector(n)
+			g.selector(n, stack)
 		case *ast.CompositeLit:
 			g.compositeLit(n, parent)
 		case *ast.CallExpr:
@@ -104,7 +104,14 @@ func (g *gen) walk(root ast.Node) {
 		case *ast.ForStmt:
 			g.checkAt(n.Body, g.enclosingBody(stack))
 		case *ast.RangeStmt:
+			g.rangeChan(n)
 			g.checkAt(n.Body, g.enclosingBody(stack))
+		case *ast.UnaryExpr:
+			g.recv(n)
+		case *ast.SendStmt:
+			g.send(n)
+		case *ast.SelectStmt:
+			g.selectStmt(n, stack)
 		}
 		return true
 	})
@@ -225,18 +232,27 @@ func (g *gen) usedDot(path string) {
 	g.usedPkgs["."+path] = true
 }
 
-// selector handles pkg.Name (imports, exits) and field selections that
-// cross into an earlier cell's unexported fields.
-func (g *gen) selector(se *ast.SelectorExpr) {
+// selector handles pkg.Name (imports, exits, blocking functions,
+// os.Stdin) and field selections that cross into an earlier cell's
+// unexported fields. stack ends with se.
+func (g *gen) selector(se *ast.SelectorExpr, stack []ast.Node) {
 	c := g.c
 	if id, ok := se.X.(*ast.Ident); ok {
 		if pn, ok := c.Info.Uses[id].(*types.PkgName); ok {
 			path := pn.Imported().Path()
-			if repl, ok := exits[path][se.Sel.Name]; ok {
+			repl, ok := exits[path][se.Sel.Name]
+			if !ok {
+				repl, ok = blockingFuncs[path][se.Sel.Name]
+			}
+			if ok {
 				if _, isFunc := c.Info.Uses[se.Sel].(*types.Func); isFunc {
 					g.ed.replaceText(se, repl)
 					return
 				}
+			}
+			if path == "os" && se.Sel.Name == "Stdin" && g.stdinUse(stack) {
+				g.ed.replaceText(se, "_gxrt.Stdin")
+				return
 			}
 			g.usedPkgs[pn.Name()] = true
 			return
@@ -409,7 +425,8 @@ func (g *gen) compositeLit(lit *ast.CompositeLit, parent ast.Node) {
 	})
 }
 
-// call handles (*log.Logger).Fatal* and launcher calls.
+// call handles (*log.Logger).Fatal*, blocking methods of package sync and
+// launcher calls.
 func (g *gen) call(call *ast.CallExpr) {
 	c := g.c
 	se, ok := call.Fun.(*ast.SelectorExpr)
@@ -417,6 +434,9 @@ func (g *gen) call(call *ast.CallExpr) {
 		return
 	}
 	if sel := c.Info.Selections[se]; sel != nil && sel.Kind() == types.MethodVal {
+		if g.syncCall(call, se, sel) {
+			return
+		}
 		fn, _ := sel.Obj().(*types.Func)
 		if fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == "log" && strings.HasPrefix(fn.Name(), "Fatal") && recvNamed(sel.Recv(), "log", "Logger") {
 			ptr := false
@@ -470,7 +490,7 @@ func recvNamed(t types.Type, path, name string) bool {
 	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == path && n.Obj().Name() == name
 }
 
-// goStmt runs the goroutine through gxrt.Go, which reports its panic
+// goStmt runs the goroutine through gxrt.GoAt, which reports its panic
 // instead of ending the kernel. The function and its arguments are
 // evaluated where the go statement is, as Go does.
 func (g *gen) goStmt(gs *ast.GoStmt) {
@@ -517,7 +537,8 @@ func (g *gen) goStmt(gs *ast.GoStmt) {
 		if call.Ellipsis.IsValid() {
 			args += "..."
 		}
-		b.WriteString("_gxrt.Go(func() { " + fun + "(" + args + ") }) }")
+		at := c.Fset.Position(gs.Pos())
+		b.WriteString("_gxrt.GoAt(" + quote(fmt.Sprintf("%s:%d", at.Filename, at.Line)) + ", func() { " + fun + "(" + args + ") }) }")
 		return b.String()
 	})
 }
@@ -558,7 +579,7 @@ func endOfArgs(call *ast.CallExpr) token.Pos {
 // checkAt makes a body check for interrupts each time it starts; fn is
 // the body of the function the check runs in.
 func (g *gen) checkAt(body, fn *ast.BlockStmt) {
-	if body == nil {
+	if body == nil || g.in.NoChecks {
 		return
 	}
 	g.ed.insert(body.Lbrace+1, g.checkCall(fn))
@@ -608,10 +629,11 @@ func defersRecover(body *ast.BlockStmt) bool {
 	return found
 }
 
-// funcDecl gives a function its interrupt check and, for a non-generic
+// funcDecl gives a function its interrupt check or, for a non-generic
 // package-level function, its override hook: the engine sets the hook when
 // a later cell redefines the function with the same signature, so that code
-// compiled against this one calls the new one.
+// compiled against this one calls the new one, and while a cell is being
+// interrupted (see hookDecls).
 func (g *gen) funcDecl(fd *ast.FuncDecl) {
 	if fd.Body == nil {
 		return
@@ -648,15 +670,25 @@ func (g *gen) funcDecl(fd *ast.FuncDecl) {
 			args = append(args, name+dots(variadic))
 		}
 	}
+	// While a cell is being interrupted, the engine sets every hook to one
+	// that checks for it and then runs the function's body (a copy of it
+	// without the prologue, _gxb_name; see hookDecls): so functions with
+	// hooks, recursive ones included, need no check of their own, which
+	// would cost every call.
 	hook := "_gxo_" + obj.Name()
-	call := hook + "(" + strings.Join(args, ", ") + ")"
+	call := "_gxh(" + strings.Join(args, ", ") + ")"
 	var pro string
 	if obj.Type().(*types.Signature).Results().Len() > 0 {
-		pro = "if " + hook + " != nil { return " + call + " };"
+		pro = "if _gxh := " + hook + "; _gxh != nil { return " + call + " };"
 	} else {
-		pro = "if " + hook + " != nil { " + call + "; return };"
+		pro = "if _gxh := " + hook + "; _gxh != nil { " + call + "; return };"
 	}
-	g.ed.insert(fd.Body.Lbrace+1, pro+g.checkCall(fd.Body))
+	g.ed.add(fd.Body.Lbrace+1, fd.Body.Lbrace+1, func() string {
+		if g.bare {
+			return ""
+		}
+		return pro
+	})
 }
 
 func dots(variadic bool) string {

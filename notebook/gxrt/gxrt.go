@@ -10,17 +10,12 @@
 package gxrt
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"log"
 	"os"
-	"runtime"
-	"runtime/debug"
-	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // Hooks are the engine's side of the runtime.
@@ -36,6 +31,11 @@ type Hooks struct {
 	Exit func(cell int64, code int)
 	// LaunchName records the name of a function handed to a launcher.
 	LaunchName func(name string, fn any)
+	// Input asks the frontend for a line of input for the running cell
+	// (without its line break). It returns io.EOF when there is no cell to
+	// ask for, and ErrInterrupted when the request ended because the cell
+	// was interrupted.
+	Input func() (string, error)
 }
 
 var hooks atomic.Pointer[Hooks]
@@ -99,77 +99,6 @@ func LaunchName(name string, fn any) any {
 // addressable).
 func Ref[T any](v T) *T { return &v }
 
-// Goroutines and cells.
-
-var (
-	cellsMu sync.Mutex
-	cellOf  = map[int64]int64{} // goroutine id → cell
-)
-
-// goid is the current goroutine's id (Go offers no API; its stack header
-// names it).
-func goid() int64 {
-	var buf [64]byte
-	n := runtime.Stack(buf[:], false)
-	b := bytes.TrimPrefix(buf[:n], []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		id, _ := strconv.ParseInt(string(b[:i]), 10, 64)
-		return id
-	}
-	return 0
-}
-
-// Enter makes the calling goroutine, and the goroutines it starts with Go,
-// belong to cell. It returns a function that undoes it.
-func Enter(cell int64) (leave func()) {
-	id := goid()
-	cellsMu.Lock()
-	cellOf[id] = cell
-	cellsMu.Unlock()
-	return func() {
-		cellsMu.Lock()
-		delete(cellOf, id)
-		cellsMu.Unlock()
-	}
-}
-
-// CurrentCell is the cell the calling goroutine belongs to (0 if none).
-func CurrentCell() int64 {
-	id := goid()
-	cellsMu.Lock()
-	defer cellsMu.Unlock()
-	return cellOf[id]
-}
-
-// Go runs f in a new goroutine of the calling goroutine's cell. A panic in
-// it is reported to the engine instead of ending the process, as it would
-// in a Go program; an interrupt of its cell ends it quietly.
-func Go(f func()) {
-	cell := CurrentCell()
-	go func() {
-		leave := Enter(cell)
-		defer leave()
-		defer func() {
-			r := recover()
-			if r == nil {
-				return
-			}
-			if _, ok := r.(Interrupt); ok {
-				return
-			}
-			if _, ok := r.(exited); ok {
-				return
-			}
-			if h := current(); h.GoPanic != nil {
-				h.GoPanic(cell, r, debug.Stack())
-				return
-			}
-			panic(r)
-		}()
-		f()
-	}()
-}
-
 // exited is the panic value Exit leaves a goroutine with when it cannot
 // park it (never seen by users).
 type exited struct{}
@@ -182,7 +111,10 @@ func Exit(code int) {
 		os.Exit(code)
 	}
 	h.Exit(CurrentCell(), code)
-	select {} // parked for good: deferred calls must not run
+	// Parked for good (deferred calls must not run), and no longer one of
+	// the cell's goroutines: stopping the cell does not wait for it.
+	forget()
+	select {}
 }
 
 // LogFatal is log.Fatal for cells.
@@ -205,61 +137,6 @@ func LoggerFatalf(l *log.Logger, format string, v ...any) {
 
 // LoggerFatalln is (*log.Logger).Fatalln for cells.
 func LoggerFatalln(l *log.Logger, v ...any) { l.Output(2, fmt.Sprintln(v...)); Exit(1) }
-
-// Interrupts.
-
-// Interrupt is the panic value that unwinds the goroutines of an
-// interrupted cell.
-type Interrupt struct{}
-
-func (Interrupt) Error() string { return "interrupted" }
-
-// stopping is the cell being interrupted, 0 when none.
-var stopping atomic.Int64
-
-// StopFor asks the goroutines of cell to stop at their next check for d,
-// without waiting for them.
-func StopFor(cell int64, d time.Duration) {
-	stopping.Store(cell)
-	time.AfterFunc(d, func() { stopping.CompareAndSwap(cell, 0) })
-}
-
-// GoroutineID is the calling goroutine's id.
-func GoroutineID() int64 { return goid() }
-
-// Stop asks the goroutines of cell to stop at their next check (loop
-// iteration or function entry); Stop(0) ends the request.
-func Stop(cell int64) { stopping.Store(cell) }
-
-// Check is called by compiled cell code at every loop iteration and
-// function entry: it panics with Interrupt in a goroutine of the cell being
-// interrupted.
-func Check() {
-	if stopping.Load() != 0 {
-		checkSlow()
-	}
-}
-
-// CheckCall is Check kept out of line, for functions that defer the
-// recover builtin directly (defer recover()): with Check inlined into such
-// a function, the toolchain's -dynlink code (plugins) makes that deferred
-// recover miss the panic it must stop (Go's test/recover1.go, go1.26).
-//
-//go:noinline
-func CheckCall() { Check() }
-
-func checkSlow() {
-	c := stopping.Load()
-	if c == overflowing {
-		if deep() {
-			panic(StackOverflow{Limit: guardLimit.Load()})
-		}
-		return
-	}
-	if c != 0 && CurrentCell() == c {
-		panic(Interrupt{})
-	}
-}
 
 // FlagParse is flag.Parse for cells: a bad flag or -help ends the cell
 // (with flag's message and exit code 2, or 0 for -help) instead of the

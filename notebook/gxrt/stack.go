@@ -28,9 +28,23 @@ func (s StackOverflow) Error() string {
 	return fmt.Sprintf("goroutine stack exceeds %d-byte limit (runaway recursion?)", s.Limit)
 }
 
-// overflowing is the value of stopping while the guard looks for the deep
-// goroutine.
-const overflowing = -1
+// overflow is set while the guard looks for the deep goroutine; it raises
+// the stopping flag that Check reads (flagsLocked).
+var overflow atomic.Int32
+
+// setOverflow sets overflow and the flags that follow from it.
+func setOverflow(on bool) {
+	regMu.Lock()
+	if (overflow.Load() != 0) == on {
+		regMu.Unlock()
+		return
+	}
+	overflow.Store(b2i(on))
+	flagsLocked()
+	regMu.Unlock()
+	// Functions with override hooks check only through them.
+	applyStopHook()
+}
 
 // deepFrames is how many frames make a goroutine the deep one: at the
 // limit (512 MB) that is frames of up to 2 KB on average.
@@ -68,7 +82,7 @@ func GuardStacks(ctx context.Context, limit uint64, interval time.Duration) {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/stacks:bytes"}}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	defer stopping.CompareAndSwap(overflowing, 0)
+	defer setOverflow(false)
 	for {
 		select {
 		case <-ctx.Done():
@@ -83,9 +97,9 @@ func GuardStacks(ctx context.Context, limit uint64, interval time.Duration) {
 		// stack that deep copies it frame by frame, which can take longer
 		// than any fixed window.
 		if sample[0].Value.Uint64() >= limit {
-			stopping.CompareAndSwap(0, overflowing)
+			setOverflow(true)
 		} else {
-			stopping.CompareAndSwap(overflowing, 0)
+			setOverflow(false)
 		}
 	}
 }

@@ -1,0 +1,190 @@
+package notebook
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goaccel/goaccel/frontend"
+)
+
+// blockingIO is a CellIO whose input requests wait for the cell's end.
+type blockingIO struct {
+	fakeIO
+	asked chan struct{}
+}
+
+func (b *blockingIO) Input(ctx context.Context, prompt string, password bool) (string, error) {
+	select {
+	case b.asked <- struct{}{}:
+	default:
+	}
+	<-ctx.Done()
+	return "", ctx.Err()
+}
+
+// interruptAfter runs code and cancels it d after its first output (the
+// cell signals that it runs by printing).
+func interruptAfter(t *testing.T, e *Engine, code string, d time.Duration, io frontend.CellIO, started <-chan struct{}) (frontend.ExecuteReply, time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var at time.Time
+	go func() {
+		select {
+		case <-started:
+		case <-time.After(20 * time.Second):
+		}
+		time.Sleep(d)
+		at = time.Now()
+		cancel()
+	}()
+	counter.Lock()
+	counter.n++
+	n := counter.n
+	counter.Unlock()
+	r := e.Execute(ctx, frontend.ExecuteRequest{Code: code, ExecutionCount: n, AllowStdin: true}, io)
+	if at.IsZero() {
+		t.Fatalf("the cell ended before the interrupt: %+v", r.Err)
+	}
+	return r, time.Since(at)
+}
+
+// startSignal returns a fakeIO that closes started at the first stdout
+// text containing "started".
+func startSignal() (*fakeIO, chan struct{}) {
+	started := make(chan struct{})
+	io := &fakeIO{}
+	once := false
+	io.onStream = func(name, text string) {
+		if !once && strings.Contains(text, "started") {
+			once = true
+			close(started)
+		}
+	}
+	return io, started
+}
+
+func TestInterruptedCellLeavesNoOutputBehind(t *testing.T) {
+	e := newEngine(t)
+	if e.comp == nil {
+		t.Skip("compiled cells unavailable: ", e.compErr)
+	}
+	mustRun(t, e, "import (\n\t\"fmt\"\n\t\"time\"\n)")
+	io, started := startSignal()
+	r, took := interruptAfter(t, e, `for i := 0; i < 4; i++ {
+	go func() {
+		defer fmt.Println("deferred")
+		for {
+			fmt.Println("tick")
+			time.Sleep(time.Millisecond)
+		}
+	}()
+}
+fmt.Println("started")
+select {}
+fmt.Println("after")`, 100*time.Millisecond, io, started)
+	if r.Err == nil || r.Err.Name != "Interrupted" {
+		t.Fatalf("err %+v, want Interrupted", r.Err)
+	}
+	if took > time.Second {
+		t.Fatalf("the interrupt took %v", took)
+	}
+	out := io.text("stdout")
+	if strings.Count(out, "deferred") != 4 || strings.Contains(out, "after") {
+		t.Fatalf("the interrupted cell's output: %q", out)
+	}
+	time.Sleep(50 * time.Millisecond)
+	_, next := mustRun(t, e, "1")
+	if s := next.text("stdout") + next.text("stderr"); s != "" {
+		t.Fatalf("output of the interrupted cell under the next one: %q", s)
+	}
+	_, g := mustRun(t, e, "%goroutines")
+	if s := g.text("stdout"); !strings.Contains(s, "no goroutine") {
+		t.Fatalf("%%goroutines after the interrupt: %q", s)
+	}
+}
+
+func TestGoroutinesMagic(t *testing.T) {
+	e := newEngine(t)
+	if e.comp == nil {
+		t.Skip("compiled cells unavailable: ", e.compErr)
+	}
+	mustRun(t, e, "import \"sync\"\nvar mu sync.Mutex\nquit := make(chan int)\nfunc waiter() {\n\t<-quit\n}")
+	n := 0
+	counter.Lock()
+	n = counter.n + 1
+	counter.Unlock()
+	mustRun(t, e, "mu.Lock()\ngo waiter()\n\ngo func() {\n\tmu.Lock()\n}()")
+	time.Sleep(50 * time.Millisecond)
+	_, io := mustRun(t, e, "%goroutines")
+	out := io.text("stdout")
+	for _, want := range []string{
+		"[chan receive] started by cell[" + strconv.Itoa(n) + "] at cell[" + strconv.Itoa(n) + "]:2; now at cell[" + strconv.Itoa(n-1) + "]:5 in main.waiter",
+		"[sync.Mutex.Lock] started by cell[" + strconv.Itoa(n) + "] at cell[" + strconv.Itoa(n) + "]:4; now at cell[" + strconv.Itoa(n) + "]:5 in main.<cell>.func",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%%goroutines: want %q in\n%s", want, out)
+		}
+	}
+	mustRun(t, e, "close(quit)\nmu.Unlock()")
+}
+
+func TestStuckCellIsNamed(t *testing.T) {
+	e := newEngine(t)
+	if e.comp == nil {
+		t.Skip("compiled cells unavailable: ", e.compErr)
+	}
+	mustRun(t, e, "import (\n\t\"fmt\"\n\t\"syscall\"\n)\nvar p [2]int\nsyscall.Pipe(p[:])\nkept := 3")
+	io, started := startSignal()
+	t0 := time.Now()
+	r, _ := interruptAfter(t, e, "fmt.Println(\"started\")\nbuf := make([]byte, 1)\nsyscall.Read(p[0], buf)\nfmt.Println(\"after\")", 50*time.Millisecond, io, started)
+	if d := time.Since(t0); d > 4*time.Second {
+		t.Fatalf("the stuck cell ended after %v", d)
+	}
+	if r.Err == nil || r.Err.Name != "Interrupted" {
+		t.Fatalf("err %+v", r.Err)
+	}
+	tb := strings.Join(r.Err.Traceback, "\n")
+	for _, want := range []string{"blocked where it cannot be stopped", "[syscall] running cell[", "now at cell[", "]:3 in main.<cell>", "syscall.Read(...)"} {
+		if !strings.Contains(tb, want) {
+			t.Errorf("want %q in the traceback:\n%s", want, tb)
+		}
+	}
+	// The kernel goes on; the stuck code stops when the read returns.
+	_, io2 := mustRun(t, e, "%goroutines")
+	if !strings.Contains(io2.text("stdout"), "(interrupted, not stopped yet)") {
+		t.Errorf("%%goroutines: %s", io2.text("stdout"))
+	}
+	mustRun(t, e, "syscall.Write(p[1], []byte{1})")
+	time.Sleep(100 * time.Millisecond)
+	rr, io3 := mustRun(t, e, "kept")
+	if resultText(rr) != "3" || strings.Contains(io3.text("stdout"), "after") || strings.Contains(io.text("stdout"), "after") {
+		t.Fatalf("after the stuck cell: %q %q", resultText(rr), io3.text("stdout"))
+	}
+}
+
+func TestInterruptWhileWaitingForInput(t *testing.T) {
+	e := newEngine(t)
+	if e.comp == nil {
+		t.Skip("compiled cells unavailable: ", e.compErr)
+	}
+	mustRun(t, e, "import \"fmt\"\nvar s string")
+	io := &blockingIO{asked: make(chan struct{}, 1)}
+	started := make(chan struct{})
+	go func() { <-io.asked; close(started) }()
+	r, took := interruptAfter(t, e, "fmt.Scanln(&s)\nfmt.Println(\"after\")", 50*time.Millisecond, io, started)
+	if r.Err == nil || r.Err.Name != "Interrupted" || took > time.Second {
+		t.Fatalf("err %+v after %v", r.Err, took)
+	}
+	if strings.Contains(io.text("stdout"), "after") {
+		t.Fatal("the cell went on after the interrupt")
+	}
+	// allow_stdin false: the read fails with a clear error.
+	r = e.Execute(context.Background(), frontend.ExecuteRequest{Code: "_, err := fmt.Scanln(&s)\nerr.Error()", AllowStdin: false}, &fakeIO{})
+	if r.Err != nil || !strings.Contains(resultText(r), "stdin") {
+		t.Fatalf("stdin not allowed: %+v %q", r.Err, resultText(r))
+	}
+}
