@@ -81,6 +81,9 @@ func (s *Session) evaluate(ctx context.Context, c *check.Cell, p *eval.Program, 
 	}
 	r := newRun(s, n)
 	defer r.end()
+	if h := runHook; h != nil {
+		h(n)
+	}
 	var vals []any
 	err := r.call(ctx, func() { vals = p.Run() })
 	if pe, ok := err.(*Panic); ok && !pe.Goroutine {
