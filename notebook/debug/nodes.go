@@ -1,0 +1,141 @@
+package debug
+
+import (
+	"go/token"
+	"reflect"
+	"unsafe"
+
+	"github.com/traefik/yaegi/interp"
+)
+
+// yaegi v0.16.1 puts a line breakpoint on the first node of the line in
+// source order: for `y := f(x)` that is the assignment, which runs after the
+// call, so the cell would stop after f ran (and stepping into f would be
+// too late). The statement's entry node (the first that runs: the call) is
+// what a Go programmer means. entryBreakpoints also marks the entry node of
+// every statement yaegi chose. yaegi's API offers no way to do that, so this
+// reads and writes the interpreter's node tree through reflect and unsafe;
+// the field names are those of v0.16.1 (go.mod pins it), and if they are not
+// found nothing is changed and yaegi's own choice stands.
+//
+// Both nodes then stop; the adapter reports the entry node's stop and lets
+// the statement node's stop that follows it pass (see bpKinds).
+
+// bpKind tells which node of a statement a breakpoint stop happened on.
+type bpKind int
+
+const (
+	bpEntry bpKind = iota + 1 // the statement's first node to run
+	bpStmt                    // yaegi's node, after the entry node
+)
+
+// posKey is a position as an event reports it (lines not decoded).
+type posKey struct {
+	file      string
+	line, col int
+}
+
+// entryBreakpoints adds a breakpoint on the entry node of each statement of
+// prog yaegi set one on (at the positions in set), records in kinds which
+// stop is which, and returns the nodes it marked (for clearBreakpoints).
+func entryBreakpoints(prog *interp.Program, fset *token.FileSet, set []interp.Breakpoint, kinds map[posKey]bpKind) (marked []reflect.Value) {
+	want := map[posKey]bool{}
+	for _, b := range set {
+		if b.Valid {
+			want[posKey{b.Position.Filename, b.Position.Line, b.Position.Column}] = true
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	pv := reflect.ValueOf(prog).Elem()
+	root, ok := unexported(pv, "root")
+	if !ok {
+		return nil
+	}
+	var walk func(n reflect.Value, depth int)
+	walk = func(n reflect.Value, depth int) {
+		if n.Kind() != reflect.Pointer || n.IsNil() || depth > 10_000 {
+			return
+		}
+		e := n.Elem()
+		if p, ok := nodePos(e, fset); ok && want[p] && breakOnLine(e) {
+			kinds[p] = bpEntry
+			if start, ok := unexported(e, "start"); ok && start.Kind() == reflect.Pointer && !start.IsNil() && start.Pointer() != n.Pointer() {
+				if sp, ok := nodePos(start.Elem(), fset); ok && sp.file == p.file && sp.line == p.line {
+					if setBreakOnLine(start.Elem(), true) {
+						marked = append(marked, start.Elem())
+						kinds[sp] = bpEntry
+						kinds[p] = bpStmt
+					}
+				}
+			}
+		}
+		if ch, ok := unexported(e, "child"); ok && ch.Kind() == reflect.Slice {
+			for i := 0; i < ch.Len(); i++ {
+				walk(ch.Index(i), depth+1)
+			}
+		}
+	}
+	walk(root, 0)
+	return marked
+}
+
+// clearBreakpoints removes the breakpoints entryBreakpoints set.
+func clearBreakpoints(marked []reflect.Value) {
+	for _, n := range marked {
+		setBreakOnLine(n, false)
+	}
+}
+
+// unexported returns field name of struct v, usable (v must be addressable).
+func unexported(v reflect.Value, name string) (reflect.Value, bool) {
+	f := v.FieldByName(name)
+	if !f.IsValid() || !f.CanAddr() {
+		return reflect.Value{}, false
+	}
+	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem(), true
+}
+
+func nodePos(n reflect.Value, fset *token.FileSet) (posKey, bool) {
+	pf, ok := unexported(n, "pos")
+	if !ok || pf.Kind() != reflect.Int {
+		return posKey{}, false
+	}
+	pos := token.Pos(pf.Int())
+	if !pos.IsValid() {
+		return posKey{}, false
+	}
+	p := fset.Position(pos)
+	return posKey{p.Filename, p.Line, p.Column}, true
+}
+
+// breakOnLine reports whether node n has a line breakpoint.
+func breakOnLine(n reflect.Value) bool {
+	d, ok := unexported(n, "debug")
+	if !ok || d.Kind() != reflect.Pointer || d.IsNil() {
+		return false
+	}
+	b, ok := unexported(d.Elem(), "breakOnLine")
+	return ok && b.Kind() == reflect.Bool && b.Bool()
+}
+
+// setBreakOnLine sets or clears a line breakpoint on node n.
+func setBreakOnLine(n reflect.Value, on bool) bool {
+	d, ok := unexported(n, "debug")
+	if !ok || d.Kind() != reflect.Pointer {
+		return false
+	}
+	if d.IsNil() {
+		if !on {
+			return true
+		}
+		d.Set(reflect.New(d.Type().Elem()))
+	}
+	b, ok := unexported(d.Elem(), "breakOnLine")
+	if !ok || b.Kind() != reflect.Bool {
+		return false
+	}
+	b.SetBool(on)
+	return true
+}

@@ -1,0 +1,412 @@
+package debug
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/traefik/yaegi/interp"
+)
+
+// maxAutoSteps bounds the steps one next/stepIn/stepOut takes on its own to
+// reach another line (a loop on one line would otherwise never stop).
+const maxAutoSteps = 100_000
+
+// settle is how long Run waits, after the interpreter said it terminated,
+// for the debugger to let go of the interpreter (and, after an interrupt,
+// for the cell's goroutine to unwind).
+const settle = 50 * time.Millisecond
+
+// run is a program running under yaegi's debugger.
+type run struct {
+	it         *interp.Interpreter
+	dbg        *interp.Debugger
+	terminated chan struct{}
+	// stepping holds the threads a step request resumed, until they stop.
+	stepping map[int]*step
+	// entered holds where threads stopped on a statement's entry node, so
+	// that the stop on the same statement's own node is let pass.
+	entered map[enteredKey]bool
+}
+
+type enteredKey struct {
+	thread int
+	at     location
+}
+
+// step is a step in progress.
+type step struct {
+	mode   interp.DebugEventReason
+	from   location
+	count  int
+	reason string // the stopped event's reason when it is not the mode's
+}
+
+// location is where a thread stopped.
+type location struct {
+	file  string
+	line  int
+	fn    string
+	depth int
+	raw   posKey // the position as yaegi reports it
+}
+
+// cellCode reports whether the location is in a cell's code.
+func (l location) cellCode() bool { return cellOf(l.file) > 0 }
+
+// Run runs prog on it under yaegi's debugger, with the breakpoints set, and
+// returns when the program and every goroutine it started have ended, or
+// when ctx ends (then with ctx's error). The interpreter must not run
+// anything else meanwhile.
+func (a *Adapter) Run(ctx context.Context, it *interp.Interpreter, prog *interp.Program) error {
+	r := &run{it: it, terminated: make(chan struct{}), stepping: map[int]*step{}, entered: map[enteredKey]bool{}}
+	a.mu.Lock()
+	if a.run != nil {
+		a.mu.Unlock()
+		return errors.New("debug: a program is already running under the debugger")
+	}
+	a.run = r
+	a.mu.Unlock()
+	defer a.endRun(r)
+
+	r.dbg = it.Debug(ctx, prog, func(e *interp.DebugEvent) { a.onEvent(r, e) }, &interp.DebugOptions{GoRoutineStartAt1: true})
+	a.mu.Lock()
+	a.applyLocked(r, a.programs)
+	a.mu.Unlock()
+	if err := r.dbg.Continue(1); err != nil {
+		return fmt.Errorf("debug: starting the program: %w", err)
+	}
+	select {
+	case <-r.terminated:
+	case <-ctx.Done():
+		select {
+		case <-r.terminated:
+		case <-time.After(3 * time.Second):
+			// Goroutines of the cell are blocked where they cannot be
+			// stopped; they keep running.
+		}
+		waitDetached(it)
+		time.Sleep(settle)
+		return ctx.Err()
+	}
+	waitDetached(it)
+	_, err := r.dbg.Wait()
+	if ctx.Err() != nil {
+		time.Sleep(settle)
+		return ctx.Err()
+	}
+	return err
+}
+
+// waitDetached waits (up to a second) until yaegi's debugger has let go of
+// the interpreter: it clears the interpreter's debugger just after its
+// terminate event, and a later Debug must not be overwritten by that.
+func waitDetached(it *interp.Interpreter) {
+	f := reflect.ValueOf(it).Elem().FieldByName("debugger")
+	if !f.IsValid() || f.Kind() != reflect.Pointer {
+		time.Sleep(settle)
+		return
+	}
+	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		if f.IsNil() {
+			return
+		}
+	}
+}
+
+// endRun forgets the run and tells the client that stopped threads are gone.
+func (a *Adapter) endRun(r *run) {
+	a.mu.Lock()
+	stopped := a.stopped()
+	a.stops = map[int]*stop{}
+	if a.run == r {
+		a.run = nil
+	}
+	a.clearRefsLocked()
+	a.mu.Unlock()
+	for _, id := range stopped {
+		a.emit("continued", map[string]any{"threadId": id, "allThreadsContinued": false})
+	}
+}
+
+// onEvent handles an event of yaegi's debugger, on the goroutine it
+// concerns (which waits, when it stops, until it is resumed).
+func (a *Adapter) onEvent(r *run, e *interp.DebugEvent) {
+	switch e.Reason() {
+	case interp.DebugTerminate:
+		close(r.terminated)
+		return
+	case interp.DebugEnterGoRoutine, interp.DebugExitGoRoutine:
+		if id := e.GoRoutine(); id != 1 {
+			reason := "started"
+			if e.Reason() == interp.DebugExitGoRoutine {
+				reason = "exited"
+			}
+			a.emit("thread", map[string]any{"reason": reason, "threadId": id})
+		}
+		return
+	}
+	id := e.GoRoutine()
+	at := locate(e)
+	a.mu.Lock()
+	if e.Reason() == interp.DebugBreak {
+		key := enteredKey{id, location{file: at.file, line: at.line, fn: at.fn, depth: at.depth}}
+		switch a.kinds[at.raw] {
+		case bpEntry:
+			r.entered[key] = true
+		case bpStmt:
+			if r.entered[key] {
+				// The statement's entry node stopped already: go on as the
+				// thread was going (continuing or stepping).
+				delete(r.entered, key)
+				st := r.stepping[id]
+				a.mu.Unlock()
+				if st != nil {
+					go r.resumeStep(id, st.mode)
+				} else {
+					go func() { _ = r.dbg.Continue(id) }()
+				}
+				return
+			}
+		}
+	}
+	if st := r.stepping[id]; st != nil && e.Reason() != interp.DebugBreak && st.count < maxAutoSteps && st.moveOn(at) {
+		st.count++
+		mode := st.mode
+		if mode == interp.DebugStepOut {
+			mode = interp.DebugStepOver // out already: on to a line of cell code
+			st.mode = mode
+		}
+		a.mu.Unlock()
+		go r.resumeStep(id, mode)
+		return
+	}
+	reason := map[interp.DebugEventReason]string{
+		interp.DebugBreak: "breakpoint", interp.DebugPause: "pause", interp.DebugEntry: "entry",
+		interp.DebugStepInto: "step", interp.DebugStepOver: "step", interp.DebugStepOut: "step",
+	}[e.Reason()]
+	if st := r.stepping[id]; st != nil && st.reason != "" && e.Reason() != interp.DebugBreak {
+		reason = st.reason
+	}
+	if reason == "" {
+		reason = "pause"
+	}
+	delete(r.stepping, id)
+	a.stops[id] = &stop{ev: e, reason: reason, at: at}
+	a.mu.Unlock()
+	a.emit("stopped", map[string]any{"reason": reason, "threadId": id, "allThreadsStopped": false})
+}
+
+// moveOn reports whether a step that arrived at `at` goes on by itself: it
+// has not left the line it started on, in the same function at the same
+// depth, or it is in code that is no cell's.
+func (st *step) moveOn(at location) bool {
+	if !at.cellCode() {
+		return true
+	}
+	if st.mode == interp.DebugStepOut {
+		return false
+	}
+	return at.file == st.from.file && at.line == st.from.line && at.fn == st.from.fn && at.depth == st.from.depth
+}
+
+// locate is where the event's goroutine is.
+func locate(e *interp.DebugEvent) location {
+	fs := e.Frames(0, 1)
+	if len(fs) == 0 {
+		return location{}
+	}
+	p := fs[0].Position()
+	return location{file: p.Filename, line: decodeLine(p.Line), fn: fs[0].Name(), depth: e.FrameDepth(),
+		raw: posKey{p.Filename, p.Line, p.Column}}
+}
+
+// resumeStep steps thread id once it waits (a stopped goroutine reports its
+// event just before it starts waiting).
+func (r *run) resumeStep(id int, mode interp.DebugEventReason) {
+	for i := 0; i < 100_000; i++ {
+		err := r.dbg.Step(id, mode)
+		if !errors.Is(err, interp.ErrRunning) {
+			return
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
+}
+
+// thread finds the stopped thread a request for id is about (see the package
+// documentation: JupyterLab asks for thread 1 only). Callers hold a.mu.
+func (a *Adapter) thread(id int) (int, *stop, error) {
+	if s, ok := a.stops[id]; ok {
+		return id, s, nil
+	}
+	if ids := a.stopped(); len(ids) > 0 {
+		return ids[0], a.stops[ids[0]], nil
+	}
+	if a.run == nil {
+		return 0, nil, errNoRun
+	}
+	return 0, nil, fmt.Errorf("thread %d is not stopped", id)
+}
+
+func threadArg(args json.RawMessage) int {
+	var in struct {
+		ThreadID int `json:"threadId"`
+	}
+	_ = json.Unmarshal(args, &in)
+	return in.ThreadID
+}
+
+// resume continues (mode 0) or steps a stopped thread.
+func (a *Adapter) resume(args json.RawMessage, mode interp.DebugEventReason) reply {
+	a.mu.Lock()
+	id, s, err := a.thread(threadArg(args))
+	r := a.run
+	if err != nil || r == nil {
+		a.mu.Unlock()
+		if err == nil {
+			err = errNoRun
+		}
+		return reply{err: err}
+	}
+	delete(a.stops, id)
+	a.clearRefsLocked()
+	if mode != 0 {
+		r.stepping[id] = &step{mode: mode, from: s.at}
+	}
+	a.mu.Unlock()
+	if mode == 0 {
+		if err := r.dbg.Continue(id); err != nil {
+			return reply{err: fmt.Errorf("continue: %w", err)}
+		}
+		return reply{body: map[string]any{"allThreadsContinued": false}}
+	}
+	r.resumeStep(id, mode)
+	return reply{}
+}
+
+// pause stops every goroutine of the running cell at its next step.
+func (a *Adapter) pause() reply {
+	a.mu.Lock()
+	r := a.run
+	if r == nil {
+		a.mu.Unlock()
+		return reply{err: errNoRun}
+	}
+	for _, g := range r.dbg.GoRoutines() {
+		if _, ok := a.stops[g.ID()]; ok {
+			continue
+		}
+		// Land on cell code: stepping over code that is no cell's.
+		r.stepping[g.ID()] = &step{mode: interp.DebugStepOver, from: location{file: "\x00"}, reason: "pause"}
+		r.dbg.Interrupt(g.ID(), interp.DebugPause)
+	}
+	a.mu.Unlock()
+	return reply{}
+}
+
+func (a *Adapter) threads() []any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	name := func(id int) string {
+		if id == 1 {
+			return "cell"
+		}
+		return "goroutine " + strconv.Itoa(id)
+	}
+	if a.run == nil {
+		return []any{map[string]any{"id": 1, "name": name(1)}}
+	}
+	var out []any
+	for _, g := range a.run.dbg.GoRoutines() {
+		out = append(out, map[string]any{"id": g.ID(), "name": name(g.ID())})
+	}
+	if len(out) == 0 {
+		out = []any{map[string]any{"id": 1, "name": name(1)}}
+	}
+	return out
+}
+
+func (a *Adapter) stackTrace(args json.RawMessage) reply {
+	var in struct {
+		ThreadID   int `json:"threadId"`
+		StartFrame int `json:"startFrame"`
+		Levels     int `json:"levels"`
+	}
+	if err := json.Unmarshal(args, &in); err != nil {
+		return reply{err: fmt.Errorf("stackTrace: %w", err)}
+	}
+	a.mu.Lock()
+	_, s, err := a.thread(in.ThreadID)
+	if err != nil {
+		a.mu.Unlock()
+		return reply{err: err}
+	}
+	frames := s.ev.Frames(0, s.ev.FrameDepth())
+	total := len(frames)
+	if in.StartFrame > 0 {
+		frames = frames[min(in.StartFrame, len(frames)):]
+	}
+	if in.Levels > 0 && in.Levels < len(frames) {
+		frames = frames[:in.Levels]
+	}
+	var toWrite [][2]string
+	out := make([]any, 0, len(frames))
+	for _, f := range frames {
+		a.nextRef++
+		id := a.nextRef
+		a.frames[id] = f
+		p := f.Position()
+		sf := map[string]any{"id": id, "name": frameName(f.Name(), p.Filename), "line": decodeLine(p.Line), "column": max(p.Column, 1)}
+		if n := cellOf(p.Filename); n > 0 {
+			if path := a.cellPath[n]; path != "" {
+				sf["source"] = map[string]any{"name": "cell[" + strconv.Itoa(n) + "]", "path": path}
+				toWrite = append(toWrite, [2]string{path, a.sources[path]})
+			}
+		}
+		out = append(out, sf)
+	}
+	a.mu.Unlock()
+	for _, w := range toWrite {
+		_ = a.write(w[0], w[1]) // the frontend may open the file
+	}
+	return reply{body: map[string]any{"stackFrames": out, "totalFrames": total}}
+}
+
+// frameName names a frame as the panel shows it.
+func frameName(name, file string) string {
+	switch name {
+	case "<init>":
+		if n := cellOf(file); n > 0 {
+			return "cell[" + strconv.Itoa(n) + "]"
+		}
+		return "<cell>"
+	case "<anonymous>", "<closure>":
+		return "func literal"
+	}
+	return name
+}
+
+func (a *Adapter) scopes(args json.RawMessage) reply {
+	var in struct {
+		FrameID int `json:"frameId"`
+	}
+	if err := json.Unmarshal(args, &in); err != nil {
+		return reply{err: fmt.Errorf("scopes: %w", err)}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f, ok := a.frames[in.FrameID]
+	if !ok {
+		return reply{err: fmt.Errorf("no frame %d (the thread ran on since)", in.FrameID)}
+	}
+	locals := a.newRefLocked(&ref{kind: refLocals, frame: f})
+	globals := a.newRefLocked(&ref{kind: refGlobals})
+	return reply{body: map[string]any{"scopes": []any{
+		map[string]any{"name": "Locals", "variablesReference": locals, "expensive": false, "presentationHint": "locals"},
+		map[string]any{"name": "Globals", "variablesReference": globals, "expensive": false},
+	}}}
+}
