@@ -1,4 +1,4 @@
-package debug
+package dap
 
 import (
 	"errors"
@@ -397,98 +397,78 @@ func arith(op token.Token, a, b reflect.Value) (reflect.Value, error) {
 		return reflect.Value{}, fmt.Errorf("invalid operation: %s on nil", op)
 	}
 	out := reflect.New(a.Type()).Elem()
+	var err error
 	switch {
 	case isInt(a):
-		x, y := a.Int(), b.Int()
-		if (op == token.QUO || op == token.REM) && y == 0 {
-			return reflect.Value{}, errors.New("integer divide by zero")
-		}
-		switch op {
-		case token.ADD:
-			out.SetInt(x + y)
-		case token.SUB:
-			out.SetInt(x - y)
-		case token.MUL:
-			out.SetInt(x * y)
-		case token.QUO:
-			out.SetInt(x / y)
-		case token.REM:
-			out.SetInt(x % y)
-		case token.AND:
-			out.SetInt(x & y)
-		case token.OR:
-			out.SetInt(x | y)
-		case token.XOR:
-			out.SetInt(x ^ y)
-		case token.AND_NOT:
-			out.SetInt(x &^ y)
-		default:
-			return reflect.Value{}, fmt.Errorf("invalid operation: %s on %s", op, a.Type())
-		}
-		return out, nil
+		var r int64
+		r, err = integerOp(op, a.Int(), b.Int())
+		out.SetInt(r)
 	case isUint(a):
-		x, y := a.Uint(), b.Uint()
-		if (op == token.QUO || op == token.REM) && y == 0 {
-			return reflect.Value{}, errors.New("integer divide by zero")
-		}
-		switch op {
-		case token.ADD:
-			out.SetUint(x + y)
-		case token.SUB:
-			out.SetUint(x - y)
-		case token.MUL:
-			out.SetUint(x * y)
-		case token.QUO:
-			out.SetUint(x / y)
-		case token.REM:
-			out.SetUint(x % y)
-		case token.AND:
-			out.SetUint(x & y)
-		case token.OR:
-			out.SetUint(x | y)
-		case token.XOR:
-			out.SetUint(x ^ y)
-		case token.AND_NOT:
-			out.SetUint(x &^ y)
-		default:
-			return reflect.Value{}, fmt.Errorf("invalid operation: %s on %s", op, a.Type())
-		}
-		return out, nil
+		var r uint64
+		r, err = integerOp(op, a.Uint(), b.Uint())
+		out.SetUint(r)
 	case isFloat(a):
-		x, y := a.Float(), b.Float()
-		switch op {
-		case token.ADD:
-			out.SetFloat(x + y)
-		case token.SUB:
-			out.SetFloat(x - y)
-		case token.MUL:
-			out.SetFloat(x * y)
-		case token.QUO:
-			out.SetFloat(x / y)
-		default:
-			return reflect.Value{}, fmt.Errorf("invalid operation: %s on %s", op, a.Type())
-		}
-		return out, nil
+		var r float64
+		r, err = fieldOp(op, a.Float(), b.Float())
+		out.SetFloat(r)
 	case isComplex(a):
-		x, y := a.Complex(), b.Complex()
-		switch op {
-		case token.ADD:
-			out.SetComplex(x + y)
-		case token.SUB:
-			out.SetComplex(x - y)
-		case token.MUL:
-			out.SetComplex(x * y)
-		case token.QUO:
-			out.SetComplex(x / y)
-		default:
-			return reflect.Value{}, fmt.Errorf("invalid operation: %s on %s", op, a.Type())
-		}
-		return out, nil
+		var r complex128
+		r, err = fieldOp(op, a.Complex(), b.Complex())
+		out.SetComplex(r)
 	case a.Kind() == reflect.String && op == token.ADD:
 		out.SetString(a.String() + b.String())
-		return out, nil
+	default:
+		err = errBadOp
 	}
-	return reflect.Value{}, fmt.Errorf("invalid operation: %s on %s", op, a.Type())
+	if errors.Is(err, errBadOp) {
+		return reflect.Value{}, fmt.Errorf("invalid operation: %s on %s", op, a.Type())
+	}
+	return out, err
+}
+
+var errBadOp = errors.New("invalid operation")
+
+// integerOp applies an arithmetic or bitwise operator, wrapping as Go does.
+func integerOp[T int64 | uint64](op token.Token, x, y T) (T, error) {
+	if (op == token.QUO || op == token.REM) && y == 0 {
+		return 0, errors.New("integer divide by zero")
+	}
+	switch op {
+	case token.ADD:
+		return x + y, nil
+	case token.SUB:
+		return x - y, nil
+	case token.MUL:
+		return x * y, nil
+	case token.QUO:
+		return x / y, nil
+	case token.REM:
+		return x % y, nil
+	case token.AND:
+		return x & y, nil
+	case token.OR:
+		return x | y, nil
+	case token.XOR:
+		return x ^ y, nil
+	case token.AND_NOT:
+		return x &^ y, nil
+	}
+	return 0, errBadOp
+}
+
+// fieldOp applies + - * / to floating-point or complex numbers.
+func fieldOp[T float64 | complex128](op token.Token, x, y T) (T, error) {
+	switch op {
+	case token.ADD:
+		return x + y, nil
+	case token.SUB:
+		return x - y, nil
+	case token.MUL:
+		return x * y, nil
+	case token.QUO:
+		return x / y, nil
+	}
+	return 0, errBadOp
 }
 
 func equal(a, b reflect.Value) (bool, error) {

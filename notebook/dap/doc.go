@@ -1,4 +1,4 @@
-// Package debug is goaccel's debug adapter: it answers the Debug Adapter
+// Package dap is goaccel's debug adapter: it answers the Debug Adapter
 // Protocol (DAP) requests a Jupyter frontend sends in debug_request messages
 // (JEP 47), produces the DAP events the kernel publishes as debug_event, and
 // drives yaegi's debugger for the cells the engine runs on the interpreter.
@@ -51,4 +51,4 @@
 // session's globals without running code (see eval.go). With no cell
 // stopped, inspectVariables, variables, evaluate and richInspectVariables
 // read the session's variables from Host.Globals.
-package debug
+package dap

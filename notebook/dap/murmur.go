@@ -1,4 +1,4 @@
-package debug
+package dap
 
 // murmur2 is MurmurHash2 (32-bit, Austin Appleby's) of data with seed: the
 // hash JupyterLab and ipykernel use to name a cell's file from its code (the
