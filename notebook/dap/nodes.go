@@ -27,6 +27,7 @@ type bpKind int
 const (
 	bpEntry bpKind = iota + 1 // the statement's first node to run
 	bpStmt                    // yaegi's node, after the entry node
+	bpBoth                    // both, at one position: every other stop is the statement's
 )
 
 // posKey is a position as an event reports it (lines not decoded).
@@ -53,6 +54,9 @@ func entryBreakpoints(prog *interp.Program, fset *token.FileSet, set []interp.Br
 	if !ok {
 		return nil
 	}
+	// First the nodes yaegi chose, then their entry nodes (which the walk
+	// must not take for chosen ones once marked).
+	var chosen []reflect.Value
 	var walk func(n reflect.Value, depth int)
 	walk = func(n reflect.Value, depth int) {
 		if n.Kind() != reflect.Pointer || n.IsNil() || depth > 10_000 {
@@ -60,16 +64,7 @@ func entryBreakpoints(prog *interp.Program, fset *token.FileSet, set []interp.Br
 		}
 		e := n.Elem()
 		if p, ok := nodePos(e, fset); ok && want[p] && breakOnLine(e) {
-			kinds[p] = bpEntry
-			if start, ok := unexported(e, "start"); ok && start.Kind() == reflect.Pointer && !start.IsNil() && start.Pointer() != n.Pointer() {
-				if sp, ok := nodePos(start.Elem(), fset); ok && sp.file == p.file && sp.line == p.line {
-					if setBreakOnLine(start.Elem(), true) {
-						marked = append(marked, start.Elem())
-						kinds[sp] = bpEntry
-						kinds[p] = bpStmt
-					}
-				}
-			}
+			chosen = append(chosen, n)
 		}
 		if ch, ok := unexported(e, "child"); ok && ch.Kind() == reflect.Slice {
 			for i := 0; i < ch.Len(); i++ {
@@ -78,6 +73,25 @@ func entryBreakpoints(prog *interp.Program, fset *token.FileSet, set []interp.Br
 		}
 	}
 	walk(root, 0)
+	for _, n := range chosen {
+		e := n.Elem()
+		p, _ := nodePos(e, fset)
+		kinds[p] = bpEntry
+		start, ok := unexported(e, "start")
+		if !ok || start.Kind() != reflect.Pointer || start.IsNil() || start.Pointer() == n.Pointer() {
+			continue
+		}
+		sp, ok := nodePos(start.Elem(), fset)
+		if !ok || sp.file != p.file || sp.line != p.line || !setBreakOnLine(start.Elem(), true) {
+			continue
+		}
+		marked = append(marked, start.Elem())
+		kinds[sp] = bpEntry
+		kinds[p] = bpStmt
+		if sp == p {
+			kinds[p] = bpBoth
+		}
+	}
 	return marked
 }
 

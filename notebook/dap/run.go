@@ -153,28 +153,35 @@ func (a *Adapter) onEvent(r *run, e *interp.DebugEvent) {
 	id := e.GoRoutine()
 	at := locate(e)
 	a.mu.Lock()
-	if e.Reason() == interp.DebugBreak {
+	isBreak := e.Reason() == interp.DebugBreak
+	if isBreak {
 		key := enteredKey{id, location{file: at.file, line: at.line, fn: at.fn, depth: at.depth}}
-		switch a.kinds[at.raw] {
+		kind := a.kinds[at.raw]
+		if kind == bpBoth {
+			kind = bpEntry
+			if r.entered[key] {
+				kind = bpStmt
+			}
+		}
+		switch kind {
 		case bpEntry:
 			r.entered[key] = true
 		case bpStmt:
 			if r.entered[key] {
-				// The statement's entry node stopped already: go on as the
-				// thread was going (continuing or stepping).
+				// The statement's entry node stopped already: this stop is
+				// the statement's own node. A continuing thread goes on; a
+				// stepping one takes it as a step.
 				delete(r.entered, key)
-				st := r.stepping[id]
-				a.mu.Unlock()
-				if st != nil {
-					go r.resumeStep(id, st.mode)
-				} else {
+				if r.stepping[id] == nil {
+					a.mu.Unlock()
 					go func() { _ = r.dbg.Continue(id) }()
+					return
 				}
-				return
+				isBreak = false
 			}
 		}
 	}
-	if st := r.stepping[id]; st != nil && e.Reason() != interp.DebugBreak && st.count < maxAutoSteps && st.moveOn(at) {
+	if st := r.stepping[id]; st != nil && !isBreak && st.count < maxAutoSteps && st.moveOn(at) {
 		st.count++
 		mode := st.mode
 		if mode == interp.DebugStepOut {
@@ -189,7 +196,10 @@ func (a *Adapter) onEvent(r *run, e *interp.DebugEvent) {
 		interp.DebugBreak: "breakpoint", interp.DebugPause: "pause", interp.DebugEntry: "entry",
 		interp.DebugStepInto: "step", interp.DebugStepOver: "step", interp.DebugStepOut: "step",
 	}[e.Reason()]
-	if st := r.stepping[id]; st != nil && st.reason != "" && e.Reason() != interp.DebugBreak {
+	if !isBreak && e.Reason() == interp.DebugBreak {
+		reason = "step"
+	}
+	if st := r.stepping[id]; st != nil && st.reason != "" && !isBreak {
 		reason = st.reason
 	}
 	if reason == "" {

@@ -102,6 +102,14 @@ func TestStepInAndPanicWhileStopped(t *testing.T) {
 	if fr := s.frames(1); fr[0]["name"] != "f" || fr[0]["line"] != 2.0 {
 		t.Errorf("after stepIn: %v", fr[0])
 	}
+	// Out, onto the rest of line 1 (whose breakpoint does not stop again).
+	s.ok("stepOut", map[string]any{"threadId": 1})
+	if st := s.waitEvent("stopped"); st["reason"] != "step" {
+		t.Errorf("after stepOut: %v", st)
+	}
+	if fr := s.frames(1); fr[0]["name"] != "cell[2]" || fr[0]["line"] != 1.0 {
+		t.Errorf("after stepOut: %v", fr[0])
+	}
 	s.ok("continue", map[string]any{"threadId": 1})
 	err := wait(t, done)
 	var p interp.Panic
