@@ -9,7 +9,7 @@ from queue import Empty
 
 import pytest
 
-from kernelclient import TIMEOUT, collect, result_text, run, running_kernel, shell_reply, stdout_of
+from kernelclient import TIMEOUT, result_text, run, running_kernel, shell_reply, stdout_of
 
 F_CELL = """func f(a, b int) int {
 \tc := a + b
@@ -69,6 +69,33 @@ class Debug:
                 return msg["content"]["body"]
             self.events.append(msg["content"])
 
+    def finish(self, msg_id, timeout=TIMEOUT):
+        """The execute_reply and outputs of a cell; debug_events that come
+        meanwhile are kept for event()."""
+        reply = shell_reply(self.kc, msg_id, timeout)
+        out = []
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no idle for {msg_id} within {timeout}s")
+            try:
+                msg = self.kc.get_iopub_msg(timeout=left)
+            except Empty:
+                continue
+            if msg["msg_type"] == "debug_event":
+                self.events.append(msg["content"])
+                continue
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                return reply, out
+            if msg["msg_type"] not in ("status", "execute_input"):
+                out.append(msg)
+
+    def run(self, code, timeout=TIMEOUT):
+        return self.finish(self.kc.execute(code), timeout)
+
     def attach(self):
         r = self.request("initialize", {
             "clientID": "test-client", "clientName": "testClient", "adapterID": "", "pathFormat": "path",
@@ -92,12 +119,6 @@ class Debug:
         scopes = self.body("scopes", {"frameId": frame_id})["scopes"]
         ref = next(s for s in scopes if s["name"] == name)["variablesReference"]
         return {v["name"]: v for v in self.body("variables", {"variablesReference": ref})["variables"]}
-
-
-def finish(kc, msg_id):
-    """The execute_reply and the outputs of a cell that ran on."""
-    reply = shell_reply(kc, msg_id)
-    return reply, [m for m in collect(kc, msg_id) if m["msg_type"] not in ("status", "execute_input")]
 
 
 @pytest.fixture()
@@ -156,7 +177,7 @@ def test_stop_on_breakpoint(kernel, dbg):
     msg_id = kc.execute(F_CELL)
     assert dbg.event("stopped")["reason"] == "breakpoint"
     dbg.body("continue", {"threadId": 1})
-    reply, out = finish(kc, msg_id)
+    reply, out = dbg.finish(msg_id)
     assert reply["content"]["status"] == "ok" and result_text(out) == "5"
     # the panel is told the kernel went back to the interpreter
     notes = "".join(m["content"]["text"] for m in out if m["msg_type"] == "stream")
@@ -172,7 +193,7 @@ def test_breakpoint_in_cell_with_leading_empty_lines(kernel, dbg):
     frame, _ = dbg.top_frame()
     assert frame["line"] == 7 and frame["source"]["path"] == dbg.body("dumpCell", {"code": code})["sourcePath"]
     dbg.body("continue", {"threadId": 1})
-    assert finish(kc, msg_id)[0]["content"]["status"] == "ok"
+    assert dbg.finish(msg_id)[0]["content"]["status"] == "ok"
 
 
 def test_rich_inspect_not_at_breakpoint(kernel, dbg):
@@ -202,7 +223,7 @@ def test_rich_inspect_at_breakpoint(kernel, dbg):
     reply = dbg.body("richInspectVariables", {"variableName": locals_[0]["name"], "frameId": frame["id"]})
     assert reply["data"] == {"text/plain": locals_[0]["value"]}
     dbg.body("continue", {"threadId": 1})
-    finish(kc, msg_id)
+    dbg.finish(msg_id)
 
 
 def test_stack_variables_evaluate_and_steps(kernel, dbg):
@@ -243,7 +264,7 @@ def test_stack_variables_evaluate_and_steps(kernel, dbg):
     frame, _ = dbg.top_frame()
     assert frame["line"] == 12
     dbg.body("continue", {"threadId": 1})
-    assert finish(kc, msg_id)[0]["content"]["status"] == "ok"
+    assert dbg.finish(msg_id)[0]["content"]["status"] == "ok"
     reply, out = run(kc, "r")
     assert result_text(out) == "{4 6}"
 
@@ -261,7 +282,7 @@ def test_copy_to_globals(kernel, dbg):
     global_ = next(v for v in dbg.scope(frame["id"], "Globals").values() if "local_copy" in v["evaluateName"])
     assert global_["value"] == local["value"] and global_["type"] == local["type"]
     dbg.body("continue", {"threadId": 1})
-    assert finish(kc, msg_id)[0]["content"]["status"] == "ok"
+    assert dbg.finish(msg_id)[0]["content"]["status"] == "ok"
     _, out = run(kc, "local_copy[1]")
     assert result_text(out) == '"content"'
 
@@ -293,7 +314,7 @@ def test_compiled_session_is_debugged_and_detaching_goes_back(kernel):
     assert frame["source"]["path"] == d.body("dumpCell", {"code": decl})["sourcePath"]
     assert d.scope(frame["id"], "Locals")["v"]["value"] == "5"
     d.body("continue", {"threadId": 1})
-    assert finish(kc, msg_id)[0]["content"]["status"] == "ok"
+    assert d.finish(msg_id)[0]["content"]["status"] == "ok"
     d.request("disconnect", {"restart": False, "terminateDebuggee": False})
     reply, out = run(kc, "fmt.Println(total, acc.Sum)\nacc.Add(1)\nacc.Sum")
     assert reply["content"]["status"] == "ok"
@@ -308,7 +329,7 @@ def test_interrupt_while_stopped_keeps_the_kernel(kernel, dbg):
     msg_id = kc.execute(code)
     dbg.event("stopped")
     km.interrupt_kernel()
-    reply, _ = finish(kc, msg_id)
+    reply, _ = dbg.finish(msg_id)
     assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "Interrupted"
     assert dbg.event("continued")["threadId"] == 1
     dbg.body("setBreakpoints", {"breakpoints": [], "source": {"path": dbg.body("dumpCell", {"code": code})["sourcePath"]}})
@@ -325,7 +346,7 @@ def test_panic_after_a_stop_keeps_the_kernel(kernel, dbg):
     dbg.body("next", {"threadId": 1})
     dbg.event("stopped")
     dbg.body("continue", {"threadId": 1})
-    reply, _ = finish(kc, msg_id)
+    reply, _ = dbg.finish(msg_id)
     assert reply["content"]["status"] == "error" and "nil map" in reply["content"]["evalue"]
     _, out = run(kc, "k + k")
     assert result_text(out) == '"xx"'
@@ -341,7 +362,7 @@ def test_breakpoint_in_a_goroutine(kernel, dbg):
     assert frame["line"] == 4
     assert dbg.scope(frame["id"], "Locals")["v"]["value"] == "21"
     dbg.body("continue", {"threadId": 1})
-    assert finish(kc, msg_id)[0]["content"]["status"] == "ok"
+    assert dbg.finish(msg_id)[0]["content"]["status"] == "ok"
     _, out = run(kc, "got")
     assert result_text(out) == "42"
 
@@ -352,7 +373,7 @@ def test_breakpoint_in_a_launched_function_says_workers_are_not_debugged(kernel,
     reply, _ = run(kc, decl)
     assert reply["content"]["status"] == "ok"
     dbg.break_at(decl, 4)
-    reply, out = run(kc, "debuglauncher.DebugLauncher(work, nil, 1)", timeout=120)
+    reply, out = dbg.run("debuglauncher.DebugLauncher(work, nil, 1)", timeout=120)
     assert reply["content"]["status"] == "ok"
     assert "not hit: launched functions run in worker processes" in stdout_of(out, "stderr")
     assert "in the worker" in stdout_of(out)
