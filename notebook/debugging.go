@@ -71,10 +71,11 @@ func (h debugHost) Attached(on bool) string {
 }
 
 // Globals lists the session's variables for the variable explorer. It waits
-// (up to two seconds) for a running cell to end.
+// (briefly: requests on the control channel wait meanwhile) for a running
+// cell to end.
 func (h debugHost) Globals(ctx context.Context) ([]dap.Var, error) {
 	e := h.e
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(200 * time.Millisecond) // the control channel waits meanwhile
 	for !e.execMu.TryLock() {
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return nil, fmt.Errorf("a cell is running: its variables are listed when it ends")

@@ -118,7 +118,10 @@ func (e *Engine) enterInterpreted(ctx context.Context, cs *cellState) {
 		e.dbg.AddProgram(prog, 0)
 	}
 	st.live, st.since = true, cs.count
-	msg := fmt.Sprintf("goaccel: debugging: cells now run on the interpreter (yaegi) so that breakpoints work; %d declarations and %d variable values were carried over from the compiled cells", len(items), copied)
+	msg := "goaccel: debugging: cells now run on the interpreter (yaegi) so that breakpoints work"
+	if len(items)+copied > 0 {
+		msg += fmt.Sprintf("; %d declarations and %d variable values were carried over from the compiled cells", len(items), copied)
+	}
 	if len(notes) > 0 {
 		msg += "; not carried over (not available while debugging):\n  " + strings.Join(notes, "\n  ")
 	}
