@@ -337,6 +337,23 @@ def test_interrupt_while_stopped_keeps_the_kernel(kernel, dbg):
     assert result_text(out) == "2"
 
 
+def test_restart_while_stopped(kernel):
+    km, kc = kernel
+    d = Debug(kc)
+    d.attach()
+    d.break_at(F_CELL, 2)
+    kc.execute(F_CELL)
+    d.event("stopped")
+    km.restart_kernel(now=False)
+    kc.wait_for_ready(timeout=TIMEOUT)
+    d = Debug(kc)
+    d.attach()
+    assert d.body("debugInfo")["stoppedThreads"] == []
+    reply, out = run(kc, F_CELL)
+    assert reply["content"]["status"] == "ok" and result_text(out) == "5"
+    d.request("disconnect")
+
+
 def test_panic_after_a_stop_keeps_the_kernel(kernel, dbg):
     _, kc = kernel
     code = 'var m map[string]int\nk := "x"\nm[k] = 1'
