@@ -16,6 +16,7 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,17 +58,18 @@ func (e *Engine) SetDebugEvents(publish func(json.RawMessage)) {
 type debugHost struct{ e *Engine }
 
 func (h debugHost) Attached(on bool) string {
-	e := h.e
+	compiled := h.e.comp != nil
 	switch {
-	case on && e.comp == nil:
+	case on && !compiled:
 		return "goaccel: the debugger is attached: cells run on the interpreter (yaegi) and stop at breakpoints."
 	case on:
 		return "goaccel: the debugger is attached. Compiled code cannot stop at breakpoints: from the next cell run " +
 			"while a breakpoint is set, cells run on the interpreter (yaegi), with the declarations of the compiled " +
 			"cells replayed there and their variables' values copied. Turning the debugger off goes back to compiled cells."
+	case compiled:
+		return "goaccel: the debugger is detached; breakpoints are gone. The next cell carries what interpreted cells declared back to compiled cells."
 	}
-	return "goaccel: the debugger is detached; breakpoints are gone." + map[bool]string{
-		true: " The next cell carries what the interpreted cells declared back to compiled cells.", false: ""}[e.comp != nil]
+	return "goaccel: the debugger is detached; breakpoints are gone."
 }
 
 // Globals lists the session's variables for the variable explorer. It waits
@@ -286,9 +288,11 @@ func lineDirective(n, line, col int) string {
 func decodedPositions(s string) string {
 	return encodedPos.ReplaceAllStringFunc(s, func(m string) string {
 		sub := encodedPos.FindStringSubmatch(m)
-		var line int
-		fmt.Sscan(sub[2], &line)
-		return sub[1] + fmt.Sprint(line%dap.LineBase)
+		line, err := strconv.Atoi(sub[2])
+		if err != nil {
+			return m
+		}
+		return sub[1] + strconv.Itoa(line%dap.LineBase)
 	})
 }
 

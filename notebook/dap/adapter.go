@@ -419,7 +419,7 @@ func (a *Adapter) disconnect() reply {
 	a.mu.Unlock()
 	if r != nil {
 		for _, id := range stopped {
-			_ = r.dbg.Continue(id)
+			a.wake(r, id, 0)
 		}
 	}
 	if was && a.opts.Host != nil {

@@ -24,14 +24,18 @@
 // (AddProgram) and runs a cell's statements with Run instead of
 // ExecuteWithContext. Run applies the breakpoints to the registered
 // programs, starts yaegi's debugger and reports what it does: a goroutine
-// that stops (breakpoint, step, pause) becomes a DAP thread (the cell's own
-// goroutine is thread 1; a goroutine the cell starts gets the next number)
-// with a "stopped" event; threads start and exit with "thread" events. While
-// a thread is stopped the adapter answers stackTrace, scopes, variables and
+// that stops (breakpoint, step, pause) is a DAP thread with a "stopped"
+// event; threads start and exit with "thread" events. The cell's own
+// goroutine is thread 1; a goroutine started by calling a declared function
+// gets the next number, but yaegi v0.16.1 counts the code of a function
+// literal as the goroutine that made the literal (goaccel starts every
+// goroutine of a cell through one, so they all stop as thread 1). While a
+// thread is stopped the adapter answers stackTrace, scopes, variables and
 // evaluate from its frames; continue, next, stepIn and stepOut resume it.
 // A step moves by source line: the interpreter stops at every node, and the
 // adapter steps on while the line, the function and the depth stay the same
-// and over code that is not a cell's.
+// and over code that is not a cell's. A line breakpoint is set on the
+// statement's first node to run (see nodes.go).
 //
 // JupyterLab addresses every request to thread 1. A request for a thread
 // that is not stopped goes to the lowest-numbered thread that is, so a

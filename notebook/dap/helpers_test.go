@@ -51,6 +51,14 @@ type session struct {
 
 func newSession(t *testing.T) *session {
 	t.Helper()
+	if raceEnabled {
+		// yaegi v0.16.1's debugger keeps a thread's mode and running flag
+		// in plain fields that the debugged goroutines and the debugger's
+		// API write without synchronization (and clears the interpreter's
+		// debugger from its own goroutine): races inside the dependency,
+		// as TestInterrupt in package notebook notes for ExecuteWithContext.
+		t.Skip("yaegi's debugger races with the goroutines it debugs")
+	}
 	host := &fakeHost{}
 	a := New(Options{Host: host, Dir: t.TempDir()})
 	it := interp.New(interp.Options{})

@@ -3,6 +3,7 @@ package dap
 import (
 	"go/token"
 	"reflect"
+	"sync"
 	"unsafe"
 
 	"github.com/traefik/yaegi/interp"
@@ -100,6 +101,35 @@ func clearBreakpoints(marked []reflect.Value) {
 	for _, n := range marked {
 		setBreakOnLine(n, false)
 	}
+}
+
+// resumeThread sends on the resume channel of yaegi's thread id (what Step
+// does after checking that the thread waits, a check that goroutines sharing
+// the thread defeat). It blocks until the waiting goroutine takes it; false
+// when the debugger's fields are not found or the thread is gone.
+func resumeThread(dbg *interp.Debugger, id int) bool {
+	dv := reflect.ValueOf(dbg).Elem()
+	lockV, ok1 := unexported(dv, "gLock")
+	live, ok2 := unexported(dv, "gLive")
+	if !ok1 || !ok2 || live.Kind() != reflect.Map || live.Type().Key().Kind() != reflect.Int {
+		return false
+	}
+	lock, ok := lockV.Interface().(*sync.Mutex)
+	if !ok || lock == nil {
+		return false
+	}
+	lock.Lock()
+	g := live.MapIndex(reflect.ValueOf(id))
+	lock.Unlock()
+	if !g.IsValid() || g.Kind() != reflect.Pointer || g.IsNil() {
+		return false
+	}
+	ch, ok := unexported(g.Elem(), "resume")
+	if !ok || ch.Kind() != reflect.Chan || ch.IsNil() {
+		return false
+	}
+	ch.Send(reflect.Zero(ch.Type().Elem()))
+	return true
 }
 
 // unexported returns field name of struct v, usable (v must be addressable).

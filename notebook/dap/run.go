@@ -31,6 +31,14 @@ type run struct {
 	// entered holds where threads stopped on a statement's entry node, so
 	// that the stop on the same statement's own node is let pass.
 	entered map[enteredKey]bool
+	// gate holds, per thread, a stop that is reported or being resumed.
+	// yaegi shares one thread (its resume channel and mode) between the
+	// goroutines that run function literals of the cell (see the package
+	// documentation): a second goroutine that stops waits here, before it
+	// waits on yaegi, until the first one was resumed, so that a resume
+	// always wakes the goroutine whose stop the client was shown.
+	gate map[int]chan struct{}
+	done <-chan struct{} // the run's context's
 }
 
 type enteredKey struct {
@@ -63,7 +71,8 @@ func (l location) cellCode() bool { return cellOf(l.file) > 0 }
 // when ctx ends (then with ctx's error). The interpreter must not run
 // anything else meanwhile.
 func (a *Adapter) Run(ctx context.Context, it *interp.Interpreter, prog *interp.Program) error {
-	r := &run{it: it, terminated: make(chan struct{}), stepping: map[int]*step{}, entered: map[enteredKey]bool{}}
+	r := &run{it: it, terminated: make(chan struct{}), stepping: map[int]*step{}, entered: map[enteredKey]bool{},
+		gate: map[int]chan struct{}{}, done: ctx.Done()}
 	a.mu.Lock()
 	if a.run != nil {
 		a.mu.Unlock()
@@ -126,6 +135,9 @@ func (a *Adapter) endRun(r *run) {
 	if a.run == r {
 		a.run = nil
 	}
+	for id := range r.gate {
+		r.openGateLocked(id)
+	}
 	a.clearRefsLocked()
 	a.mu.Unlock()
 	for _, id := range stopped {
@@ -152,7 +164,9 @@ func (a *Adapter) onEvent(r *run, e *interp.DebugEvent) {
 	}
 	id := e.GoRoutine()
 	at := locate(e)
-	a.mu.Lock()
+	if !a.enterGate(r, id) {
+		return // the run is ending
+	}
 	isBreak := e.Reason() == interp.DebugBreak
 	if isBreak {
 		key := enteredKey{id, location{file: at.file, line: at.line, fn: at.fn, depth: at.depth}}
@@ -174,7 +188,7 @@ func (a *Adapter) onEvent(r *run, e *interp.DebugEvent) {
 				delete(r.entered, key)
 				if r.stepping[id] == nil {
 					a.mu.Unlock()
-					go func() { _ = r.dbg.Continue(id) }()
+					go a.wake(r, id, 0)
 					return
 				}
 				isBreak = false
@@ -189,7 +203,7 @@ func (a *Adapter) onEvent(r *run, e *interp.DebugEvent) {
 			st.mode = mode
 		}
 		a.mu.Unlock()
-		go r.resumeStep(id, mode)
+		go a.wake(r, id, mode)
 		return
 	}
 	reason := map[interp.DebugEventReason]string{
@@ -235,9 +249,55 @@ func locate(e *interp.DebugEvent) location {
 		raw: posKey{p.Filename, p.Line, p.Column}}
 }
 
-// resumeStep steps thread id once it waits (a stopped goroutine reports its
-// event just before it starts waiting).
-func (r *run) resumeStep(id int, mode interp.DebugEventReason) {
+// enterGate waits until no other stop of thread id is outstanding and
+// takes the gate; it returns with a.mu held, or false (without it) when the
+// run ends meanwhile.
+func (a *Adapter) enterGate(r *run, id int) bool {
+	for {
+		a.mu.Lock()
+		ch, busy := r.gate[id]
+		if !busy {
+			r.gate[id] = make(chan struct{})
+			return true
+		}
+		a.mu.Unlock()
+		select {
+		case <-ch:
+		case <-r.done:
+			return false
+		case <-r.terminated:
+			return false
+		}
+	}
+}
+
+// openGateLocked lets the next stop of thread id through. Callers hold a.mu.
+func (r *run) openGateLocked(id int) {
+	if ch, ok := r.gate[id]; ok {
+		close(ch)
+		delete(r.gate, id)
+	}
+}
+
+// wake resumes the goroutine waiting as thread id (continuing for mode 0,
+// else stepping), then opens the thread's gate. A stopped goroutine reports
+// its event just before it starts waiting: the resume waits for it.
+func (a *Adapter) wake(r *run, id int, mode interp.DebugEventReason) {
+	defer func() {
+		a.mu.Lock()
+		r.openGateLocked(id)
+		a.mu.Unlock()
+	}()
+	if mode == 0 {
+		_ = r.dbg.Continue(id)
+		return
+	}
+	// Step refuses while yaegi thinks the thread runs, which another
+	// goroutine sharing the thread can make it think: set the mode, then
+	// send on the thread's resume channel directly.
+	if r.dbg.Interrupt(id, mode) && resumeThread(r.dbg, id) {
+		return
+	}
 	for i := 0; i < 100_000; i++ {
 		err := r.dbg.Step(id, mode)
 		if !errors.Is(err, interp.ErrRunning) {
@@ -288,13 +348,10 @@ func (a *Adapter) resume(args json.RawMessage, mode interp.DebugEventReason) rep
 		r.stepping[id] = &step{mode: mode, from: s.at}
 	}
 	a.mu.Unlock()
+	a.wake(r, id, mode)
 	if mode == 0 {
-		if err := r.dbg.Continue(id); err != nil {
-			return reply{err: fmt.Errorf("continue: %w", err)}
-		}
 		return reply{body: map[string]any{"allThreadsContinued": false}}
 	}
-	r.resumeStep(id, mode)
 	return reply{}
 }
 

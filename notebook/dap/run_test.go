@@ -246,3 +246,35 @@ func TestPauseAndCopyToGlobals(t *testing.T) {
 		t.Errorf("interrupted: %v", err)
 	}
 }
+
+// Goroutines running function literals share yaegi's thread 1: three that
+// stop at once are shown and resumed one after the other.
+func TestGoroutinesSharingAThread(t *testing.T) {
+	s := newSession(t)
+	s.attach()
+	cell := "ch := make(chan int)\nfor i := 1; i <= 3; i++ {\n\tgo func(k int) {\n\t\tv := k * 10\n\t\tch <- v\n\t}(i)\n}\ntotal := <-ch + <-ch + <-ch"
+	s.breakAt(cell, 5)
+	done := s.start(context.Background(), 1, cell)
+	seen := map[string]bool{}
+	for n := 0; n < 3; n++ {
+		if st := s.waitEvent("stopped"); st["reason"] != "breakpoint" {
+			t.Fatalf("stop %d: %v", n, st)
+		}
+		fr := s.frames(1)
+		if fr[0]["line"] != 5.0 {
+			t.Errorf("stop %d at %v", n, fr[0])
+		}
+		v := s.scope(int(fr[0]["id"].(float64)), "Locals")["v"]["value"].(string)
+		if seen[v] {
+			t.Errorf("stop %d shows v = %s again", n, v)
+		}
+		seen[v] = true
+		s.ok("continue", map[string]any{"threadId": 1})
+	}
+	if err := wait(t, done); err != nil {
+		t.Fatal(err)
+	}
+	if total := s.it.Globals()["total"]; total.Int() != 60 {
+		t.Errorf("total = %v", total)
+	}
+}
