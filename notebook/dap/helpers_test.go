@@ -51,14 +51,6 @@ type session struct {
 
 func newSession(t *testing.T) *session {
 	t.Helper()
-	if raceEnabled {
-		// yaegi v0.16.1's debugger keeps a thread's mode and running flag
-		// in plain fields that the debugged goroutines and the debugger's
-		// API write without synchronization (and clears the interpreter's
-		// debugger from its own goroutine): races inside the dependency,
-		// as TestInterrupt in package notebook notes for ExecuteWithContext.
-		t.Skip("yaegi's debugger races with the goroutines it debugs")
-	}
 	host := &fakeHost{}
 	a := New(Options{Host: host, Dir: t.TempDir()})
 	it := interp.New(interp.Options{})
@@ -165,6 +157,15 @@ func (s *session) declare(n int, code string) {
 // gets Run's error.
 func (s *session) start(ctx context.Context, n int, code string) <-chan error {
 	s.t.Helper()
+	if raceEnabled {
+		// yaegi v0.16.1's debugger keeps a thread's mode and running flag
+		// in plain fields that the debugged goroutines and the debugger's
+		// API write without synchronization (and clears the interpreter's
+		// debugger from its own goroutine): races inside the dependency,
+		// as TestInterrupt in package notebook notes for ExecuteWithContext.
+		s.t.Skip("yaegi's debugger races with the goroutines it debugs")
+	}
+
 	p := s.compile(n, code, true)
 	done := make(chan error, 1)
 	go func() { done <- s.a.Run(ctx, s.it, p) }()
