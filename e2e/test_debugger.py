@@ -369,16 +369,20 @@ def test_panic_after_a_stop_keeps_the_kernel(kernel, dbg):
     assert result_text(out) == '"xx"'
 
 
-def test_breakpoint_in_a_goroutine(kernel, dbg):
+def test_breakpoints_in_goroutines(kernel, dbg):
     _, kc = kernel
-    code = ('ch := make(chan int)\ngo func() {\n\tv := 21\n\tch <- v * 2\n}()\ngot := <-ch')
-    dbg.break_at(code, 4)
+    code = ('ch := make(chan int)\nfor i := 1; i <= 3; i++ {\n\tgo func(k int) {\n\t\tv := k * 7\n\t\tch <- v\n\t}(i)\n}\n'
+            'got := <-ch + <-ch + <-ch')
+    dbg.break_at(code, 5)
     msg_id = kc.execute(code)
-    dbg.event("stopped")
-    frame, _ = dbg.top_frame()
-    assert frame["line"] == 4
-    assert dbg.scope(frame["id"], "Locals")["v"]["value"] == "21"
-    dbg.body("continue", {"threadId": 1})
+    seen = set()
+    for _ in range(3):  # one stop per goroutine, one at a time
+        dbg.event("stopped")
+        frame, _ = dbg.top_frame()
+        assert frame["line"] == 5
+        seen.add(dbg.scope(frame["id"], "Locals")["v"]["value"])
+        dbg.body("continue", {"threadId": 1})
+    assert seen == {"7", "14", "21"}
     assert dbg.finish(msg_id)[0]["content"]["status"] == "ok"
     _, out = run(kc, "got")
     assert result_text(out) == "42"
