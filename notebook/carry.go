@@ -135,7 +135,10 @@ func (c *carrier) carry(dst, src reflect.Value, path string) error {
 			dst.Set(src)
 			return nil
 		}
-		return fail("cannot become a " + dst.Type().String())
+		if src.Kind() == reflect.Interface || dst.Type().Name() == "valueInterface" {
+			return fmt.Errorf("%s: a value of an interface type a cell declared (%s) cannot be carried", orValue(path), src.Type())
+		}
+		return fail("cannot become " + dst.Type().String())
 	}
 	return nil
 }

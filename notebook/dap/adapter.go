@@ -246,6 +246,11 @@ var (
 // response (the debug_reply's content) and the events to publish after it.
 func (a *Adapter) Handle(ctx context.Context, raw []byte) (response []byte, events [][]byte) {
 	var m message
+	defer func() {
+		if p := recover(); p != nil {
+			response, events = a.respond(m, reply{err: fmt.Errorf("goaccel's debugger failed on %s: %v", m.Command, p)}), nil
+		}
+	}()
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return a.respond(message{Command: "unknown"}, reply{err: fmt.Errorf("bad DAP request: %w", err)}), nil
 	}
@@ -587,9 +592,21 @@ func (a *Adapter) applyLocked(r *run, progs []program) {
 				}
 			}
 		}
-		set := r.dbg.SetBreakpoints(interp.ProgramBreakpointTarget(p.prog), reqs...)
-		if m := entryBreakpoints(p.prog, r.it.FileSet(), set, a.kinds); len(m) > 0 {
+		if m := setBreakpoints(r, p.prog, reqs, a.kinds); len(m) > 0 {
 			a.marked[p.prog] = m
 		}
 	}
+}
+
+// setBreakpoints sets a program's breakpoints (see applyLocked). yaegi
+// generates the code of nodes it looks at and panics on programs it cannot
+// run: their breakpoints are left out, and running them reports the error.
+func setBreakpoints(r *run, prog *interp.Program, reqs []interp.BreakpointRequest, kinds map[posKey]bpKind) (marked []reflect.Value) {
+	defer func() {
+		if recover() != nil {
+			marked = nil
+		}
+	}()
+	set := r.dbg.SetBreakpoints(interp.ProgramBreakpointTarget(prog), reqs...)
+	return entryBreakpoints(prog, r.it.FileSet(), set, kinds)
 }

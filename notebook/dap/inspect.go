@@ -201,16 +201,19 @@ func (a *Adapter) inspectVariables(ctx context.Context) reply {
 
 // lookup resolves names for evaluate: a frame's locals first, then globals.
 func (a *Adapter) lookup(ctx context.Context, frameID int) (lookupFunc, error) {
-	a.mu.Lock()
-	f := a.frames[frameID]
-	if f == nil && frameID == 0 {
-		if ids := a.stopped(); len(ids) > 0 {
-			if fs := a.stops[ids[0]].ev.Frames(0, 1); len(fs) > 0 {
-				f = fs[0]
+	f := func() *interp.DebugFrame {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		f := a.frames[frameID]
+		if f == nil && frameID == 0 {
+			if ids := a.stopped(); len(ids) > 0 {
+				if fs := a.stops[ids[0]].ev.Frames(0, 1); len(fs) > 0 {
+					f = fs[0]
+				}
 			}
 		}
-	}
-	a.mu.Unlock()
+		return f
+	}()
 	if f == nil && frameID != 0 {
 		return nil, fmt.Errorf("no frame %d (the thread ran on since)", frameID)
 	}

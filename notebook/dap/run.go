@@ -83,9 +83,11 @@ func (a *Adapter) Run(ctx context.Context, it *interp.Interpreter, prog *interp.
 	defer a.endRun(r)
 
 	r.dbg = it.Debug(ctx, prog, func(e *interp.DebugEvent) { a.onEvent(r, e) }, &interp.DebugOptions{GoRoutineStartAt1: true})
-	a.mu.Lock()
-	a.applyLocked(r, a.programs)
-	a.mu.Unlock()
+	func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.applyLocked(r, a.programs)
+	}()
 	if err := r.dbg.Continue(1); err != nil {
 		return fmt.Errorf("debug: starting the program: %w", err)
 	}
@@ -406,37 +408,44 @@ func (a *Adapter) stackTrace(args json.RawMessage) reply {
 	if err := json.Unmarshal(args, &in); err != nil {
 		return reply{err: fmt.Errorf("stackTrace: %w", err)}
 	}
-	a.mu.Lock()
-	_, s, err := a.thread(in.ThreadID)
+	var out []any
+	var total int
+	var toWrite [][2]string
+	err := func() error {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		_, s, err := a.thread(in.ThreadID)
+		if err != nil {
+			return err
+		}
+		frames := s.ev.Frames(0, s.ev.FrameDepth())
+		total = len(frames)
+		if in.StartFrame > 0 {
+			frames = frames[min(in.StartFrame, len(frames)):]
+		}
+		if in.Levels > 0 && in.Levels < len(frames) {
+			frames = frames[:in.Levels]
+		}
+		out = make([]any, 0, len(frames))
+		for _, f := range frames {
+			a.nextRef++
+			id := a.nextRef
+			a.frames[id] = f
+			p := f.Position()
+			sf := map[string]any{"id": id, "name": frameName(f.Name(), p.Filename), "line": decodeLine(p.Line), "column": max(p.Column, 1)}
+			if n := cellOf(p.Filename); n > 0 {
+				if path := a.cellPath[n]; path != "" {
+					sf["source"] = map[string]any{"name": "cell[" + strconv.Itoa(n) + "]", "path": path}
+					toWrite = append(toWrite, [2]string{path, a.sources[path]})
+				}
+			}
+			out = append(out, sf)
+		}
+		return nil
+	}()
 	if err != nil {
-		a.mu.Unlock()
 		return reply{err: err}
 	}
-	frames := s.ev.Frames(0, s.ev.FrameDepth())
-	total := len(frames)
-	if in.StartFrame > 0 {
-		frames = frames[min(in.StartFrame, len(frames)):]
-	}
-	if in.Levels > 0 && in.Levels < len(frames) {
-		frames = frames[:in.Levels]
-	}
-	var toWrite [][2]string
-	out := make([]any, 0, len(frames))
-	for _, f := range frames {
-		a.nextRef++
-		id := a.nextRef
-		a.frames[id] = f
-		p := f.Position()
-		sf := map[string]any{"id": id, "name": frameName(f.Name(), p.Filename), "line": decodeLine(p.Line), "column": max(p.Column, 1)}
-		if n := cellOf(p.Filename); n > 0 {
-			if path := a.cellPath[n]; path != "" {
-				sf["source"] = map[string]any{"name": "cell[" + strconv.Itoa(n) + "]", "path": path}
-				toWrite = append(toWrite, [2]string{path, a.sources[path]})
-			}
-		}
-		out = append(out, sf)
-	}
-	a.mu.Unlock()
 	for _, w := range toWrite {
 		_ = a.write(w[0], w[1]) // the frontend may open the file
 	}
