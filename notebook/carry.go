@@ -255,7 +255,7 @@ func neutral(t reflect.Type, seen map[reflect.Type]bool) bool {
 
 func orValue(path string) string {
 	if path == "" {
-		return "the value"
+		return "its value"
 	}
 	return path
 }

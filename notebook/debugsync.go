@@ -98,7 +98,7 @@ func (e *Engine) enterInterpreted(ctx context.Context, cs *cellState) {
 			continue
 		}
 		if err := carryValue(dst, v.Value); err != nil {
-			notes = append(notes, fmt.Sprintf("the value of %s: %v (it starts as the zero value)", v.Name, err))
+			notes = append(notes, fmt.Sprintf("variable %s: %v; it starts as its zero value", v.Name, err))
 			continue
 		}
 		copied++
@@ -336,7 +336,7 @@ func (e *Engine) leaveInterpreted(ctx context.Context, cs *cellState) {
 			continue
 		}
 		if err := carryValue(dst, v); err != nil {
-			notes = append(notes, fmt.Sprintf("the value of %s: %v", n, err))
+			notes = append(notes, fmt.Sprintf("variable %s: %v; compiled cells keep its earlier (or zero) value", n, err))
 			continue
 		}
 		copied++
