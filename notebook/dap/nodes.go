@@ -4,6 +4,7 @@ import (
 	"go/token"
 	"reflect"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/traefik/yaegi/interp"
@@ -103,11 +104,14 @@ func clearBreakpoints(marked []reflect.Value) {
 	}
 }
 
-// resumeThread sends on the resume channel of yaegi's thread id (what Step
-// does after checking that the thread waits, a check that goroutines sharing
-// the thread defeat). It blocks until the waiting goroutine takes it; false
-// when the debugger's fields are not found or the thread is gone.
-func resumeThread(dbg *interp.Debugger, id int) bool {
+// resumeThread wakes the goroutine waiting as yaegi's thread id: it sets
+// the thread's mode to running when cont, then sends on the thread's resume
+// channel (what Continue and Step do, without Step's check that the thread
+// waits, a check that goroutines sharing the thread defeat). The send gives
+// up when quit is closed or after a while (the goroutine was released by an
+// interrupt meanwhile): the caller must never hang. It reports whether the
+// debugger's fields were found.
+func resumeThread(dbg *interp.Debugger, id int, cont bool, quit ...<-chan struct{}) bool {
 	dv := reflect.ValueOf(dbg).Elem()
 	lockV, ok1 := unexported(dv, "gLock")
 	live, ok2 := unexported(dv, "gLive")
@@ -122,13 +126,27 @@ func resumeThread(dbg *interp.Debugger, id int) bool {
 	g := live.MapIndex(reflect.ValueOf(id))
 	lock.Unlock()
 	if !g.IsValid() || g.Kind() != reflect.Pointer || g.IsNil() {
-		return false
+		return true // gone: nothing to wake
 	}
 	ch, ok := unexported(g.Elem(), "resume")
 	if !ok || ch.Kind() != reflect.Chan || ch.IsNil() {
 		return false
 	}
-	ch.Send(reflect.Zero(ch.Type().Elem()))
+	if cont {
+		mode, ok := unexported(g.Elem(), "mode")
+		if !ok || mode.Kind() != reflect.Int {
+			return false
+		}
+		mode.SetInt(0) // debugRun
+	}
+	cases := []reflect.SelectCase{
+		{Dir: reflect.SelectSend, Chan: ch, Send: reflect.Zero(ch.Type().Elem())},
+		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(time.After(5 * time.Second))},
+	}
+	for _, q := range quit {
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(q)})
+	}
+	reflect.Select(cases)
 	return true
 }
 

@@ -290,14 +290,17 @@ func (a *Adapter) wake(r *run, id int, mode interp.DebugEventReason) {
 		r.openGateLocked(id)
 		a.mu.Unlock()
 	}()
+	quit := []<-chan struct{}{r.done, r.terminated}
 	if mode == 0 {
-		_ = r.dbg.Continue(id)
+		if !resumeThread(r.dbg, id, true, quit...) {
+			go func() { _ = r.dbg.Continue(id) }() // (it may block: not here)
+		}
 		return
 	}
 	// Step refuses while yaegi thinks the thread runs, which another
 	// goroutine sharing the thread can make it think: set the mode, then
-	// send on the thread's resume channel directly.
-	if r.dbg.Interrupt(id, mode) && resumeThread(r.dbg, id) {
+	// wake the thread.
+	if r.dbg.Interrupt(id, mode) && resumeThread(r.dbg, id, false, quit...) {
 		return
 	}
 	for i := 0; i < 100_000; i++ {

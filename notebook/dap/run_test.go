@@ -178,6 +178,11 @@ func TestInterruptWhileStopped(t *testing.T) {
 	}
 	start := time.Now()
 	cancel()
+	// A continue that races with the interrupt returns at once.
+	s.req("continue", map[string]any{"threadId": 1})
+	if d := time.Since(start); d > 7*time.Second {
+		t.Errorf("continue after an interrupt took %v", d)
+	}
 	if err := wait(t, done); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted cell: %v", err)
 	}
