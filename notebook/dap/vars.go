@@ -212,8 +212,20 @@ func fieldByName(v reflect.Value, name string) (reflect.Value, bool) {
 	return reflect.Value{}, false
 }
 
-// sortedKeys returns a map's keys in a stable, readable order.
+// maxSorted is the size above which a map's keys are listed unsorted (a
+// map of millions must not hold up the debugger's answers).
+const maxSorted = 10_000
+
+// sortedKeys returns a map's keys in a stable, readable order (at most
+// maxSorted of a larger map, in Go's order).
 func sortedKeys(m reflect.Value) []reflect.Value {
+	if m.Len() > maxSorted {
+		keys := make([]reflect.Value, 0, maxSorted)
+		for it := m.MapRange(); it.Next() && len(keys) < maxSorted; {
+			keys = append(keys, it.Key())
+		}
+		return keys
+	}
 	keys := m.MapKeys()
 	text := make([]string, len(keys))
 	for i, k := range keys {
