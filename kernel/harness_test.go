@@ -159,11 +159,17 @@ func startKernel(t *testing.T, interp *fakeInterp, key string) *testKernel {
 	if interp == nil {
 		interp = &fakeInterp{}
 	}
+	return startKernelWith(t, interp, interp, key)
+}
+
+// startKernelWith starts a kernel on it, whose fake part is interp.
+func startKernelWith(t *testing.T, it Interpreter, interp *fakeInterp, key string) *testKernel {
+	t.Helper()
 	log := logrus.New()
 	log.SetLevel(logrus.DebugLevel)
 	log.Out = testWriter{t}
 	conn := ConnectionInfo{Transport: "tcp", IP: "127.0.0.1", Key: key, SignatureScheme: "hmac-sha256"}
-	k, err := New(conn, interp, Options{Logger: log, HistoryPath: filepath.Join(t.TempDir(), "history.jsonl"), ImplementationVersion: "test"})
+	k, err := New(conn, it, Options{Logger: log, HistoryPath: filepath.Join(t.TempDir(), "history.jsonl"), ImplementationVersion: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

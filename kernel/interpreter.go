@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/goaccel/goaccel/frontend"
 )
@@ -33,4 +34,24 @@ type Interpreter interface {
 // The kernel calls SetComms once, before the first request.
 type CommUser interface {
 	SetComms(frontend.Comms)
+}
+
+// Debugger is implemented by interpreters that can be debugged (JEP 47).
+// The kernel then answers kernel_info with "debugger": true and hands each
+// debug_request's content, a Debug Adapter Protocol request, to
+// HandleDebug. The kernel calls SetDebugEvents once, before the first
+// request.
+//
+// HandleDebug is called on the control channel's goroutine, possibly while
+// a cell runs (or is stopped at a breakpoint): it must not wait for the
+// cell.
+type Debugger interface {
+	// HandleDebug answers one DAP request with its response (the
+	// debug_reply's content) and the events to publish (as debug_event)
+	// after the reply.
+	HandleDebug(ctx context.Context, request json.RawMessage) (response json.RawMessage, events []json.RawMessage)
+	// SetDebugEvents gives the interpreter where events go that no request
+	// causes (a cell stopped at a breakpoint): each is published as a
+	// debug_event.
+	SetDebugEvents(publish func(event json.RawMessage))
 }

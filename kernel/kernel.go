@@ -20,7 +20,10 @@
 //   - A message with a bad or missing signature is dropped and logged.
 //     Malformed messages and unknown foo_request types get a foo_reply with
 //     status "error".
-//   - debug_request is answered with status "error" (no debugger yet).
+//   - debug_request (JEP 47) goes to the interpreter when it implements
+//     Debugger; its events are published as debug_event with the latest
+//     debug_request as parent. Otherwise debug_request is answered with
+//     status "error" and kernel_info says "debugger": false.
 //   - Each new IOPub subscriber first receives an iopub_welcome (JEP 65).
 //   - No "starting" status is published: nobody can be subscribed yet, and
 //     a late one would precede the welcome.
@@ -59,6 +62,7 @@ type Options struct {
 type Kernel struct {
 	log     *logrus.Logger
 	interp  Interpreter
+	dbg     Debugger // nil when the interpreter cannot be debugged
 	conn    ConnectionInfo
 	sg      signer
 	session string
@@ -80,6 +84,7 @@ type Kernel struct {
 	cellCancel context.CancelFunc
 	activeIO   atomic.Pointer[cellIO]
 	commParent atomic.Pointer[message]
+	dbgParent  atomic.Pointer[message] // the latest debug_request
 
 	inputMu      sync.Mutex // one input_request at a time
 	pendingMu    sync.Mutex
@@ -196,6 +201,10 @@ func New(conn ConnectionInfo, interp Interpreter, opts Options) (*Kernel, error)
 	k.comms = newCommRegistry(k)
 	if cu, ok := interp.(CommUser); ok {
 		cu.SetComms(k.comms)
+	}
+	if d, ok := interp.(Debugger); ok {
+		k.dbg = d
+		d.SetDebugEvents(k.publishDebugEvent)
 	}
 	k.handlers = map[string]handler{
 		"kernel_info_request": k.handleKernelInfo,
@@ -502,6 +511,10 @@ func (k *Kernel) handleKernelInfo(ctx context.Context, r *request) {
 	if lang.NBConvertExporter != "" {
 		li["nbconvert_exporter"] = lang.NBConvertExporter
 	}
+	features := []string{}
+	if k.dbg != nil {
+		features = append(features, "debugger")
+	}
 	k.reply(r, "kernel_info_reply", map[string]any{
 		"status":                 "ok",
 		"protocol_version":       protocolVersion,
@@ -510,8 +523,8 @@ func (k *Kernel) handleKernelInfo(ctx context.Context, r *request) {
 		"language_info":          li,
 		"banner":                 banner,
 		"help_links":             links,
-		"debugger":               false,
-		"supported_features":     []string{},
+		"debugger":               k.dbg != nil,
+		"supported_features":     features,
 	})
 }
 
@@ -660,7 +673,33 @@ func (k *Kernel) handleShutdown(ctx context.Context, r *request) {
 }
 
 func (k *Kernel) handleDebug(ctx context.Context, r *request) {
-	k.replyError(r, "NotSupported", "debug_request is not supported by goaccel (no debugger)")
+	if k.dbg == nil {
+		k.replyError(r, "NotSupported", "debug_request is not supported by this interpreter (no debugger)")
+		return
+	}
+	if !json.Valid(r.msg.content) {
+		k.replyError(r, "BadRequest", "debug_request content is not JSON")
+		return
+	}
+	k.dbgParent.Store(r.msg)
+	resp, events := k.dbg.HandleDebug(ctx, json.RawMessage(r.msg.content))
+	if !json.Valid(resp) {
+		k.replyError(r, "KernelError", "the debugger's response is not JSON")
+		return
+	}
+	k.reply(r, "debug_reply", resp)
+	for _, ev := range events {
+		k.publishDebugEvent(ev)
+	}
+}
+
+// publishDebugEvent publishes a DAP event as debug_event.
+func (k *Kernel) publishDebugEvent(event json.RawMessage) {
+	if !json.Valid(event) {
+		k.log.Warn("the debugger sent an event that is not JSON; dropped")
+		return
+	}
+	k.publish("debug_event", k.dbgParent.Load(), event, nil)
 }
 
 func (k *Kernel) handleConnect(ctx context.Context, r *request) {

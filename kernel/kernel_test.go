@@ -314,10 +314,11 @@ func TestUnknownAndMalformedRequests(t *testing.T) {
 	if cm := contentMap(t, rep); rep.header.MsgType != "complete_reply" || cm["status"] != "error" || cm["ename"] != "KernelError" {
 		t.Errorf("panicking handler: %s %v", rep.header.MsgType, cm)
 	}
-	// debug_request: documented as not supported.
-	c.send("control", "debug_request", map[string]any{"command": "initialize"})
+	// debug_request: an interpreter without a debugger refuses it (see
+	// debug_test.go for one with).
+	c.send("control", "debug_request", map[string]any{"type": "request", "seq": 1, "command": "initialize"})
 	rep = c.recv("control", 2*time.Second)
-	if cm := contentMap(t, rep); rep.header.MsgType != "debug_reply" || cm["status"] != "error" {
+	if cm := contentMap(t, rep); rep.header.MsgType != "debug_reply" || cm["status"] != "error" || cm["ename"] != "NotSupported" {
 		t.Errorf("debug_request: %s %v", rep.header.MsgType, cm)
 	}
 	// complete and inspect work.

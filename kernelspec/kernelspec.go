@@ -165,7 +165,7 @@ func Install(o Options) (string, error) {
 		Language:      "go",
 		InterruptMode: "message",
 		Env:           o.Env,
-		Metadata:      map[string]any{"debugger": false},
+		Metadata:      map[string]any{"debugger": true}, // JupyterLab offers its debugger only then
 	}
 	if spec.DisplayName == "" {
 		spec.DisplayName = DefaultDisplayName

@@ -198,6 +198,7 @@ func (e *Engine) logBindings(bindings []check.Binding, imports []*check.Import, 
 		d := Declaration{Name: en.Name, Cell: count}
 		if en.Unit != nil {
 			d.Source = en.Unit.Src
+			d.SrcCell, d.Line, d.Col = en.Unit.Cell, en.Unit.Line, en.Unit.Col
 		}
 		switch en.Kind {
 		case check.TypeEntry:

@@ -44,4 +44,12 @@
 // lines), os.Exit and log.Fatal (which yaegi turns into panics), panics in
 // goroutines the cell started, and interrupts become a *frontend.Error; the
 // interpreter and its state survive all of them.
+//
+// # Debugging
+//
+// The engine implements kernel.Debugger with the adapter of package dap.
+// While a client is attached, interpreted cells' statements run under
+// yaegi's debugger; a compiled session is carried into the interpreter when
+// a breakpoint is set and back when the client detaches (debugsync.go,
+// carry.go). LANGUAGE.md says what a user sees.
 package notebook

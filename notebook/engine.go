@@ -29,6 +29,7 @@ import (
 	"github.com/goaccel/goaccel/launcher"
 	"github.com/goaccel/goaccel/notebook/build"
 	"github.com/goaccel/goaccel/notebook/compiled"
+	"github.com/goaccel/goaccel/notebook/dap"
 	"github.com/goaccel/goaccel/notebook/fdcapture"
 	"github.com/goaccel/goaccel/notebook/gxrt"
 )
@@ -98,6 +99,10 @@ type Declaration struct {
 	Path string
 	// Cell is the execution count of the cell that declared it.
 	Cell int
+	// SrcCell, Line and Col locate Source's first byte: line and column in
+	// the code of cell SrcCell (0 when unknown). The debugger replays
+	// declarations at their positions so that breakpoints reach them.
+	SrcCell, Line, Col int
 
 	// results is how many results a KindFunc or KindMethod returns,
 	// counted from the AST when it is logged, so that choosing how to show
@@ -158,6 +163,11 @@ type Engine struct {
 
 	cellMu sync.Mutex
 	cell   *cellState // running cell, or the last one that ran
+
+	// the debugger (debugging.go, debugsync.go)
+	dbg      *dap.Adapter
+	dbgState debugState                              // guarded by execMu
+	dbgNames atomic.Pointer[map[reflect.Type]string] // names of interpreted types
 }
 
 // cellState is what the runtime hooks need to know about the running cell.
@@ -240,6 +250,7 @@ func New(opts Options) (*Engine, error) {
 		debug.SetMaxStack(prev)
 	}
 	e := &Engine{opts: opts, out: newStreamer()}
+	e.dbg = dap.New(dap.Options{Host: debugHost{e}, TypeName: e.debugTypeName})
 	e.stdin = &stdinReader{e: e}
 	e.stdinVar = e.stdin
 	if err := e.reset(); err != nil {
@@ -262,6 +273,30 @@ func New(opts Options) (*Engine, error) {
 
 // reset replaces the interpreter with a fresh one and clears the log.
 func (e *Engine) reset() error {
+	it, pkgName, symtab, err := e.newInterpreter()
+	if err != nil {
+		return err
+	}
+	if e.comp != nil {
+		e.comp.Reset()
+	}
+	e.mu.Lock()
+	e.it = it
+	e.decls = nil
+	e.imports = map[string]string{}
+	e.types = map[string]string{}
+	e.pkgName = pkgName
+	e.symtab = symtab
+	e.mu.Unlock()
+	if e.dbg != nil {
+		e.dbg.ResetPrograms()
+	}
+	return nil
+}
+
+// newInterpreter makes an interpreter with the symbol tables and the
+// prelude, and returns the package names and symbols it knows.
+func (e *Engine) newInterpreter() (*interp.Interpreter, map[string]string, map[string]map[string]reflect.Value, error) {
 	it := interp.New(interp.Options{
 		Stdin:        e.stdin,
 		Stdout:       streamWriter{s: e.out, name: "stdout"},
@@ -299,24 +334,13 @@ func (e *Engine) reset() error {
 	tables = append(tables, e.opts.Symbols...)
 	for _, t := range tables {
 		if err := use(t); err != nil {
-			return err
+			return nil, nil, nil, err
 		}
 	}
 	if _, err := it.EvalWithContext(context.Background(), prelude); err != nil {
-		return fmt.Errorf("notebook: loading the prelude: %w", err)
+		return nil, nil, nil, fmt.Errorf("notebook: loading the prelude: %w", err)
 	}
-	if e.comp != nil {
-		e.comp.Reset()
-	}
-	e.mu.Lock()
-	e.it = it
-	e.decls = nil
-	e.imports = map[string]string{}
-	e.types = map[string]string{}
-	e.pkgName = pkgName
-	e.symtab = symtab
-	e.mu.Unlock()
-	return nil
+	return it, pkgName, symtab, nil
 }
 
 // runtimeSymbols is the compiled side of the prelude: hooks bound to this
@@ -459,10 +483,13 @@ func (e *Engine) Close() error {
 	if e.opts.Capture != nil {
 		e.opts.Capture.SetOutput(nil)
 	}
+	err := e.dbg.Close()
 	if e.builder != nil {
-		return e.builder.Close()
+		if berr := e.builder.Close(); berr != nil {
+			return berr
+		}
 	}
-	return nil
+	return err
 }
 
 // Declarations returns a copy of the declaration log, oldest first; a name
@@ -590,6 +617,9 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 		cs.mu.Unlock()
 	}()
 
+	if req.ExecutionCount > 0 {
+		e.dbg.SetCellCode(req.ExecutionCount, req.Code)
+	}
 	magics, code := splitMagics(req.Code)
 	timed := false
 	for _, m := range magics {

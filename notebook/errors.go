@@ -13,6 +13,7 @@ import (
 	"github.com/traefik/yaegi/interp"
 
 	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/notebook/dap"
 )
 
 // posRE matches a position in a yaegi message: "cell[3]/_.go:2:5" (possibly
@@ -21,7 +22,7 @@ var posRE = regexp.MustCompile(`(?:[^\s:]*/)?((?:cell\[\d+\])|user_expression|ki
 
 // mapPositions rewrites yaegi's file positions to "cell[N]:line:col".
 func mapPositions(s string) string {
-	return posRE.ReplaceAllString(s, "$1:$2:$3")
+	return posRE.ReplaceAllString(decodedPositions(s), "$1:$2:$3")
 }
 
 // shortPos formats a position of a cell.
@@ -59,6 +60,9 @@ func firstPos(msg string) (line, col int, ok bool) {
 	}
 	line, _ = strconv.Atoi(m[2])
 	col, _ = strconv.Atoi(m[3])
+	if line >= dap.LineBase {
+		return 0, 0, false // a declaration the debugger replayed: not this cell's
+	}
 	return line, col, true
 }
 

@@ -145,6 +145,7 @@ func (e *Engine) Prepare(fn any, args []any) ([]byte, error) {
 	if name == "" {
 		return nil, errors.New("the function to launch must be a function declared in a cell (func train(...) {...}), passed by its name")
 	}
+	e.noteLaunch(name)
 	decls := e.Declarations()
 	var fnDecl *ast.FuncDecl
 	var p launchPayload

@@ -196,7 +196,7 @@ func (e *Engine) askInterpreter(it *interp.Interpreter, cs *cellState, fname, co
 // runCell runs the Go code of a cell and returns the trailing expression's
 // MIME bundle (nil when there is none).
 func (e *Engine) runCell(ctx context.Context, cs *cellState, src string) (frontend.MIMEBundle, *frontend.Error) {
-	if e.comp != nil {
+	if e.comp != nil && !e.debugMode(ctx, cs) {
 		return e.runCompiled(ctx, cs, src)
 	}
 	e.noteInterpreted()
@@ -341,8 +341,9 @@ func (e *Engine) runCell(ctx context.Context, cs *cellState, src string) (fronte
 	if err != nil {
 		return nil, e.toError(err, pc.src, "CompileError")
 	}
+	e.dbg.AddProgram(prog, cs.count)
 	cs.takeResult()
-	if err := e.runProgram(ctx, it, prog); err != nil {
+	if err := e.runBody(ctx, it, cs, prog); err != nil {
 		if isCtxErr(err) {
 			return nil, errInterrupted()
 		}
@@ -459,7 +460,9 @@ func (e *Engine) runDecls(ctx context.Context, it *interp.Interpreter, pc *parse
 				}
 				name = recv + "." + name
 			}
-			pending = append(pending, Declaration{Kind: kind, Name: name, Source: text, Cell: cs.count, results: funcResults(d.Type)})
+			p := pc.declFile.Position(from)
+			pending = append(pending, Declaration{Kind: kind, Name: name, Source: text, Cell: cs.count, results: funcResults(d.Type),
+				SrcCell: cs.count, Line: p.Line, Col: p.Column})
 		case *ast.GenDecl:
 			pending = append(pending, genDecls(pc, pc.declFile, d, cs.count)...)
 		}
@@ -469,6 +472,7 @@ func (e *Engine) runDecls(ctx context.Context, it *interp.Interpreter, pc *parse
 	}
 	prog, err := compileAST(it, f)
 	if err == nil {
+		e.dbg.AddProgram(prog, cs.count)
 		err = e.runProgram(ctx, it, prog)
 	}
 	if err != nil {
@@ -493,18 +497,27 @@ func (e *Engine) runDecls(ctx context.Context, it *interp.Interpreter, pc *parse
 func genDecls(pc *parsedCell, file *token.File, d *ast.GenDecl, count int) (out []Declaration) {
 	for _, s := range d.Specs {
 		var body string
+		var at token.Position
 		if d.Lparen == token.NoPos {
 			from := d.Pos()
 			if d.Doc != nil {
 				from = d.Doc.Pos()
 			}
 			body = pc.text(file, from, d.End())
+			if file != nil && from.IsValid() {
+				at = file.Position(from)
+			}
 		} else {
+			// "type " + the spec: the spec's own line, shifted by the keyword
 			body = d.Tok.String() + " " + pc.text(file, s.Pos(), s.End())
+			if file != nil && s.Pos().IsValid() {
+				at = file.Position(s.Pos())
+				at.Column = max(at.Column-len(d.Tok.String())-1, 1)
+			}
 		}
 		switch s := s.(type) {
 		case *ast.TypeSpec:
-			out = append(out, Declaration{Kind: KindType, Name: s.Name.Name, Source: body, Cell: count})
+			out = append(out, Declaration{Kind: KindType, Name: s.Name.Name, Source: body, Cell: count, SrcCell: count, Line: at.Line, Col: at.Column})
 		case *ast.ValueSpec:
 			kind := KindVar
 			if d.Tok == token.CONST {
@@ -519,7 +532,7 @@ func genDecls(pc *parsedCell, file *token.File, d *ast.GenDecl, count int) (out 
 			if len(names) == 0 {
 				continue
 			}
-			out = append(out, Declaration{Kind: kind, Name: names[0], Names: names, Source: body, Cell: count})
+			out = append(out, Declaration{Kind: kind, Name: names[0], Names: names, Source: body, Cell: count, SrcCell: count, Line: at.Line, Col: at.Column})
 		}
 	}
 	return out

@@ -1,0 +1,5 @@
+//go:build !race
+
+package dap
+
+const raceEnabled = false
