@@ -62,6 +62,13 @@ func (s *Session) tryEvaluate(ctx context.Context, c *check.Cell, n int) (res *R
 	if s.opts.NoEval {
 		return nil, false, nil
 	}
+	if readsStdin(c) {
+		// Standard input reaches cells through gen's rewrite (gxrt's
+		// reader, fed by input requests); evaluated code would read the
+		// kernel's own fd 0.
+		s.lastNotEvaluated = "reads standard input"
+		return nil, false, nil
+	}
 	p, perr := eval.Compile(c, env{s})
 	if perr != nil {
 		s.lastNotEvaluated = perr.Error()
@@ -154,3 +161,19 @@ func evaluatedStack(stack []byte, loc string) []byte {
 // NotEvaluated says why the last cell checked was built rather than
 // evaluated ("" when it was evaluated or never offered).
 func (s *Session) NotEvaluated() string { return s.lastNotEvaluated }
+
+// readsStdin reports whether a cell uses os.Stdin or fmt's Scan functions.
+func readsStdin(c *check.Cell) bool {
+	for _, obj := range c.Info.Uses {
+		if obj == nil || obj.Pkg() == nil {
+			continue
+		}
+		switch p := obj.Pkg().Path(); {
+		case p == "os" && obj.Name() == "Stdin":
+			return true
+		case p == "fmt" && strings.HasPrefix(obj.Name(), "Scan"):
+			return true
+		}
+	}
+	return false
+}

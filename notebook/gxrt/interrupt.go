@@ -236,12 +236,17 @@ func checkAny() {
 // recover.
 func checkSlow() {
 	if overflow.Load() != 0 {
+		// While the stack guard looks, one check in probeEvery looks at
+		// its goroutine's depth and, when it is not the deep one, goes on
+		// to the interrupt check below: that check names the goroutine,
+		// which costs a walk of its whole stack.
+		if probes.Add(1)%probeEvery != 0 {
+			return
+		}
 		if deep() {
 			panic(StackOverflow{Limit: guardLimit.Load()})
 		}
 		if stops.Load() == 0 {
-			// Only the stack guard is looking: the rest of this check
-			// (the goroutine's id) costs a walk of a deep stack.
 			return
 		}
 	}
