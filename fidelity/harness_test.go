@@ -74,7 +74,9 @@ func TestHarnessEndToEnd(t *testing.T) {
 	for _, p := range r.Programs {
 		got[filepath.Base(p.Name)] = p
 	}
-	if p := got["crash.go"]; p.Category != report.Death || p.Cell.Output != "about to crash\n" || p.GoRun.Status != "signal: killed" {
+	// The cell's line may or may not leave the killed kernel before it dies
+	// (its output is relayed through a pipe); what it did print is kept.
+	if p := got["crash.go"]; p.Category != report.Death || (p.Cell.Output != "about to crash\n" && p.Cell.Output != "") || p.GoRun.Status != "signal: killed" {
 		t.Errorf("crash.go: %s (%s), cell output %q, go run %q", p.Category, p.Detail, p.Cell.Output, p.GoRun.Status)
 	}
 	if p := got["hang.go"]; p.Category != report.Hang || p.GoRun.ExitCode != 2 {
