@@ -64,7 +64,9 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-ed:"; echo "$$out"; exit 1; fi
 
 go-test: build
-	$(GO) test -ldflags='$(LDFLAGS)' -count=1 -timeout 20m ./...
+	# One package at a time: launch, rendezvous and plugin-building tests are
+	# timing-sensitive and share two cores with each other otherwise.
+	$(GO) test -p 1 -ldflags='$(LDFLAGS)' -count=1 -timeout 20m ./...
 
 e2e: build
 	cd e2e && $(PY) -m pytest -p no:cacheprovider -q .

@@ -271,8 +271,8 @@ func TestNotebookOnEveryNode(t *testing.T) {
 			pub0, pub1 := &launchertest.Publisher{}, &launchertest.Publisher{}
 			c1 := launchAsync(context.Background(), pub1, collect, nil, o1)
 			time.Sleep(200 * time.Millisecond) // node 1 may come first
-			r0 := waitLaunch(t, launchAsync(context.Background(), pub0, collect, nil, o), 60*time.Second)
-			r1 := waitLaunch(t, c1, 60*time.Second)
+			r0 := waitLaunch(t, launchAsync(context.Background(), pub0, collect, nil, o), 180*time.Second)
+			r1 := waitLaunch(t, c1, 180*time.Second)
 			if r0.err != nil || r1.err != nil {
 				t.Fatalf("node 0: %v; node 1: %v", r0.err, r1.err)
 			}
