@@ -162,7 +162,8 @@ func evaluatedStack(stack []byte, loc string) []byte {
 // evaluated ("" when it was evaluated or never offered).
 func (s *Session) NotEvaluated() string { return s.lastNotEvaluated }
 
-// readsStdin reports whether a cell uses os.Stdin or fmt's Scan functions.
+// readsStdin reports whether a cell uses os.Stdin or fmt's Scan functions,
+// or blocks in package sync: what only built cells do as a notebook needs.
 func readsStdin(c *check.Cell) bool {
 	for _, obj := range c.Info.Uses {
 		if obj == nil || obj.Pkg() == nil {
@@ -172,6 +173,9 @@ func readsStdin(c *check.Cell) bool {
 		case p == "os" && obj.Name() == "Stdin":
 			return true
 		case p == "fmt" && strings.HasPrefix(obj.Name(), "Scan"):
+			return true
+		case p == "sync" && (obj.Name() == "Wait" || obj.Name() == "Lock" || obj.Name() == "RLock"):
+			// Blocking calls are interruptible only as gen rewrites them.
 			return true
 		}
 	}
