@@ -466,6 +466,7 @@ func (e *Engine) prepareCompiled(fn any, args []any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.noteLaunch(name)
 	w := newReplayWorld(e.comp.Checker(), e.comp.Pending())
 	items := w.closure(name)
 	sig, err := launchedSignature(name, items[name])

@@ -468,3 +468,18 @@ func TestInterruptedInitializerKeepsVariables(t *testing.T) {
 		t.Fatalf("a = %s", got)
 	}
 }
+
+// Exported functions and variables of a cell, and the wrappers later cells
+// declare for them, must not become plugin exports: a plugin links every
+// earlier cell's package, and opening it would look those names up under
+// its own path (the train_mlp notebook's NewMLP met this).
+func TestExportedNamesAcrossCells(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, `func Hello() string { return "hi" }`+"\nvar Count = 2")
+	runCell(t, s, 2, `func Greet() string { return Hello() + "!" }`)
+	runCell(t, s, 3, "func Twice() int { return Count * len(Greet()) }\nfunc Keys[K comparable, V any](m map[K]V) int { return len(m) }")
+	runCell(t, s, 4, "func total() int { return Twice() + Keys(map[string]int{\"a\": 1}) }")
+	if got := value(t, runCell(t, s, 5, "import \"fmt\"\nfunc again() string { return Hello() + Greet() }\nfmt.Sprint(total(), again(), Count)")); got != "7hihi!2" {
+		t.Fatalf("got %q", got)
+	}
+}

@@ -171,7 +171,14 @@ func (g *gen) ident(id *ast.Ident, parent ast.Node) {
 			g.ed.replaceText(id, g.injectedVar(e))
 			return
 		case check.FuncEntry:
-			g.useFunc(id.Name, e)
+			// The wrapper is a function of this package: an exported name
+			// would make it a plugin export (see the package doc).
+			name := g.ownName(id.Name)
+			g.useFunc(name, e)
+			if name != id.Name {
+				g.ed.replaceText(id, name)
+				return
+			}
 		case check.TypeEntry:
 			g.typeAlias(id.Name, e)
 		case check.ConstEntry:
