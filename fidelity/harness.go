@@ -46,6 +46,9 @@ type Options struct {
 	// DefaultTimeout when 0.
 	Timeout time.Duration
 	Label   string // recorded in the report
+	// Split runs each program as a cell per declaration (cellrun.SplitCells)
+	// instead of as one cell.
+	Split bool
 	// Progress, when set, is called as each program ends (from the worker
 	// goroutines, one call at a time) with its index and the total.
 	Progress func(done, total int, p report.Program)
@@ -197,7 +200,7 @@ func runOne(ctx context.Context, prog corpus.Program, opts Options, modVersion s
 		}
 		defer cleanup()
 		cell, err = cellrun.Run(ctx, cellrun.Config{
-			Binary: opts.Runcell, Source: prog.Path, WorkDir: cellDir, Timeout: opts.Timeout,
+			Binary: opts.Runcell, Source: prog.Path, WorkDir: cellDir, Timeout: opts.Timeout, Split: opts.Split,
 		})
 		if err != nil {
 			return p, fmt.Errorf("fidelity: %s: %w", prog.Name, err)

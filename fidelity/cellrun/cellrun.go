@@ -95,6 +95,9 @@ type Config struct {
 	Source  string        // the program's source file, sent as the cell's code
 	WorkDir string        // the child's current directory; must exist
 	Timeout time.Duration // 0 means 30 seconds
+	// Split runs the program as a notebook user would write it, a cell per
+	// declaration (see SplitCells), instead of as one cell.
+	Split bool
 	// MaxOutput caps the cell's stream output recorded
 	// (gorun.DefaultMaxOutput when 0); MaxStderr the child's own stderr
 	// kept (its crash output; 64 KiB when 0).
@@ -165,7 +168,11 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 
 	rctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(rctx, cfg.Binary, "-events", events, "-max-output", strconv.Itoa(cfg.MaxOutput), cfg.Source)
+	args := []string{"-events", events, "-max-output", strconv.Itoa(cfg.MaxOutput)}
+	if cfg.Split {
+		args = append(args, "-split")
+	}
+	cmd := exec.CommandContext(rctx, cfg.Binary, append(args, cfg.Source)...)
 	cmd.Dir = cfg.WorkDir
 	stderr := &gorun.CappedBuffer{Max: cfg.MaxStderr}
 	cmd.Stdout = stderr // the child's own fds, before and after it captures them

@@ -506,6 +506,9 @@ func (st *state) typecheck(file *ast.File, own map[string]bool, extra map[types.
 	for obj := range extra {
 		scope.Insert(obj)
 	}
+	if err := adopt(scope, s.byObj); err != nil {
+		return nil, nil, []Diag{{Msg: err.Error()}}
+	}
 	info := &types.Info{
 		Types:        map[ast.Expr]types.TypeAndValue{},
 		Instances:    map[*ast.Ident]types.Instance{},

@@ -187,6 +187,18 @@ func TestGenericsAcrossCells(t *testing.T) {
 	}
 }
 
+// A type of an earlier cell as a type argument inside a function: go/types'
+// instantiation cycle check walks from the type's object up to the package
+// scope (it crashed the check when earlier objects kept their old scope).
+func TestEarlierTypeAsTypeArgument(t *testing.T) {
+	s := newSession(t)
+	run(t, s, 1, "type Number interface{ ~int | ~float64 }\nfunc Sum[N Number](xs ...N) N {\n\tvar s N\n\tfor _, x := range xs {\n\t\ts += x\n\t}\n\treturn s\n}")
+	run(t, s, 2, "type meters float64")
+	run(t, s, 3, "func total() meters { return Sum[meters](1.25, 2) }")
+	run(t, s, 4, "type meters int") // redefined: the old meters is no longer bound
+	run(t, s, 5, "func again() float64 { return float64(total()) + float64(Sum[meters](1, 2)) }")
+}
+
 func TestRedefinitionOfDependencies(t *testing.T) {
 	s := newSession(t)
 	run(t, s, 1, "func g() int { return 1 }\nfunc h() int { return g() + 1 }")

@@ -17,7 +17,8 @@ import (
 // Go's API has no way to remove a name from a scope, and a later cell may
 // bind a name again, so each check starts from a new scope holding the
 // session's current bindings. The scope lives in an unexported field of
-// types.Package; TestScopeField guards the assumption.
+// types.Package; a Go release that changes that makes every check fail
+// with an error saying so.
 func newPackageScope(pkg *types.Package) (*types.Scope, error) {
 	f := reflect.ValueOf(pkg).Elem().FieldByName("scope")
 	if !f.IsValid() || f.Type() != reflect.TypeOf((*types.Scope)(nil)) {
@@ -26,4 +27,28 @@ func newPackageScope(pkg *types.Package) (*types.Scope, error) {
 	scope := types.NewScope(types.Universe, token.NoPos, token.NoPos, fmt.Sprintf("package %q", pkg.Path()))
 	reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Set(reflect.ValueOf(scope))
 	return scope, nil
+}
+
+// adopt makes scope the parent of the session's package-level objects.
+//
+// Objects of earlier cells keep the package scope of the check that
+// declared them, which is no longer the package's. Parts of go/types walk
+// from an object of the package up to the package scope (the
+// instantiation cycle check, for a type argument of the package) and would
+// walk past the universe instead: to them, as to a Go user, every cell's
+// declarations are at the package's top level. The parent field is
+// unexported; a Go release that changes that makes checks fail with an
+// error saying so.
+func adopt(scope *types.Scope, objs map[types.Object]*Entry) error {
+	for obj := range objs {
+		if p := obj.Parent(); p == nil || p == scope || p.Parent() != types.Universe {
+			continue // methods, fields and locals have other parents
+		}
+		f := reflect.ValueOf(obj).Elem().FieldByName("parent")
+		if !f.IsValid() || f.Type() != reflect.TypeOf((*types.Scope)(nil)) {
+			return fmt.Errorf("check: go/types objects have no parent field of type *types.Scope (the Go version changed their layout)")
+		}
+		reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Set(reflect.ValueOf(scope))
+	}
+	return nil
 }

@@ -483,3 +483,15 @@ func TestExportedNamesAcrossCells(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// Unexported fields of an earlier cell's generic struct, from generic and
+// plain code of later cells (through generic shadows).
+func TestGenericStructFieldsAcrossCells(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, "type elem[T any] struct {\n\tval  T\n\tnext *elem[T]\n}")
+	runCell(t, s, 2, "type list[T any] struct{ head *elem[T] }\nfunc (l *list[T]) push(v T) { l.head = &elem[T]{v, l.head} }\nfunc (l *list[T]) items() []T {\n\tvar out []T\n\tfor e := l.head; e != nil; e = e.next {\n\t\tout = append(out, e.val)\n\t}\n\treturn out\n}")
+	runCell(t, s, 3, "func firstInt(l *list[int]) int { return l.head.val }\nvar l list[int]\nl.push(1)\nl.push(2)\nl.head.next.val *= 10")
+	if got := value(t, runCell(t, s, 4, "func both() (int, []int) { return firstInt(&l), l.items() }\nboth()")); got != "2, [2 10]" {
+		t.Fatalf("got %q", got)
+	}
+}

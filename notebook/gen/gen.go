@@ -94,9 +94,10 @@ type gen struct {
 }
 
 type shadow struct {
-	st   *types.Struct
-	name string
-	decl string
+	st      *types.Struct
+	tparams *types.TypeParamList // set for the shadow of a generic struct
+	name    string
+	decl    string
 }
 
 // Generate writes the package for in.Cell.

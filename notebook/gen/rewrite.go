@@ -302,7 +302,7 @@ func (g *gen) foreign(f *types.Var) bool {
 	if f.Exported() || f.Pkg() != g.c.Pkg || g.in.FieldHome == nil {
 		return false
 	}
-	home := g.in.FieldHome(f)
+	home := g.in.FieldHome(f.Origin()) // a field of an instance is its generic type's
 	return home != "" && home != g.in.Path
 }
 
@@ -327,7 +327,7 @@ func (g *gen) fieldPath(base string, t types.Type, path []int, addressable bool)
 		st := t.Underlying().(*types.Struct)
 		f := st.Field(idx)
 		if g.foreign(f) {
-			sh := g.shadow(st)
+			sh := g.shadowOf(t, st)
 			var addr string
 			switch {
 			case ptr:
@@ -364,16 +364,45 @@ func isSimple(s string) bool {
 	return s != ""
 }
 
-// shadow returns the name of a local struct type laid out as st.
-func (g *gen) shadow(st *types.Struct) string {
+// shadowOf returns the local struct type laid out as t, whose underlying
+// struct is st. An instance of a generic type gets an instance of a generic
+// shadow: the type arguments may be type parameters of the code at hand.
+func (g *gen) shadowOf(t types.Type, st *types.Struct) string {
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok || n.TypeArgs().Len() == 0 {
+		return g.shadow(st, nil)
+	}
+	orig := n.Origin()
+	name := g.shadow(orig.Underlying().(*types.Struct), orig.TypeParams())
+	args := make([]string, n.TypeArgs().Len())
+	for i := range args {
+		a, err := g.typeText(n.TypeArgs().At(i))
+		if err != nil {
+			g.fail("type argument of %s: %v", n.Obj().Name(), err)
+		}
+		args[i] = a
+	}
+	return name + "[" + strings.Join(args, ", ") + "]"
+}
+
+// shadow returns the name of a local struct type laid out as st, generic
+// over tparams when they are given (st is then a generic type's struct).
+func (g *gen) shadow(st *types.Struct, tparams *types.TypeParamList) string {
 	for _, s := range g.shadows {
-		if types.Identical(s.st, st) {
+		if s.st == st || tparams == nil && s.tparams == nil && types.Identical(s.st, st) {
 			return s.name
 		}
 	}
 	name := fmt.Sprintf("_gxS%d", len(g.shadows)+1)
+	params := ""
+	if tparams != nil {
+		var err error
+		if params, _, err = g.typeParams(tparams); err != nil {
+			g.fail("shadow of a generic struct: %v", err)
+		}
+	}
 	var b strings.Builder
-	b.WriteString("type " + name + " struct {\n")
+	b.WriteString("type " + name + params + " struct {\n")
 	for i := 0; i < st.NumFields(); i++ {
 		f := st.Field(i)
 		t, err := g.typeText(f.Type())
@@ -383,7 +412,7 @@ func (g *gen) shadow(st *types.Struct) string {
 		fmt.Fprintf(&b, "\t%s %s\n", f.Name(), t)
 	}
 	b.WriteString("}\n")
-	g.shadows = append(g.shadows, shadow{st: st, name: name, decl: b.String()})
+	g.shadows = append(g.shadows, shadow{st: st, tparams: tparams, name: name, decl: b.String()})
 	return name
 }
 
@@ -424,7 +453,7 @@ func (g *gen) compositeLit(lit *ast.CompositeLit, parent ast.Node) {
 				g.fail("composite literal: %v", err)
 			}
 		}
-		inner := "&" + g.shadow(st) + "{" + g.ed.renderRange(lit.Lbrace+1, lit.Rbrace) + "}"
+		inner := "&" + g.shadowOf(t, st) + "{" + g.ed.renderRange(lit.Lbrace+1, lit.Rbrace) + "}"
 		if pointer {
 			return fmt.Sprintf("(*%s)(%s.Pointer(%s))", tt, unsafe, inner)
 		}

@@ -51,7 +51,7 @@ type config struct {
 	suites, globs                                 []string
 	parallel                                      int
 	timeout                                       time.Duration
-	diff, list, verbose, compare                  bool
+	diff, list, verbose, compare, split           bool
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -68,6 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&c.timeout, "timeout", envDuration("FIDELITY_TIMEOUT", fidelity.DefaultTimeout), "time limit of each run, go run's and the cell's")
 	fs.BoolVar(&c.diff, "diff", envBool("FIDELITY_DIFF"), "print the error and output diff of each failing program")
 	fs.BoolVar(&c.list, "list", envBool("FIDELITY_LIST"), "list the failing programs by category")
+	fs.BoolVar(&c.split, "split", envBool("FIDELITY_SPLIT"), "run each program as a notebook user would write it: a cell per declaration, in an order where cells use only earlier cells, main's last")
 	fs.BoolVar(&c.verbose, "v", false, "print every program as it ends (default: deaths and hangs, and a count every 50 programs)")
 	fs.StringVar(&c.reportPath, "report", "", "read this report `file` instead of running (with -diff, -list, -suite, -run)")
 	fs.BoolVar(&c.compare, "compare", false, "compare two reports: fidelity -compare OLD.json NEW.json")
@@ -121,6 +122,9 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	if c.label == "" {
 		c.label = gitDescribe(ctx)
 	}
+	if c.split {
+		c.label += " (split into cells)"
+	}
 	start := time.Now()
 	r, err := fidelity.Run(ctx, fidelity.Options{
 		Runcell:     c.runcell,
@@ -130,6 +134,7 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		Parallel:    c.parallel,
 		Timeout:     c.timeout,
 		Label:       c.label,
+		Split:       c.split,
 		Progress: func(done, total int, p report.Program) {
 			if c.verbose || p.Category == report.Death || p.Category == report.Hang {
 				fmt.Fprintf(stderr, "[%d/%d] %s: %s", done, total, p.Name, p.Category)

@@ -5,7 +5,11 @@
 // cellrun). It uses only the engine's public API: notebook.New, Execute and
 // Close.
 //
-//	runcell -events FILE [-max-output BYTES] SOURCE.go
+//	runcell -events FILE [-max-output BYTES] [-split] SOURCE.go
+//
+// With -split the program runs as a cell per declaration
+// (cellrun.SplitCells), execution counts 1, 2, …, up to the first cell that
+// fails; the reply recorded is that cell's, or the last one's.
 //
 // Build it with plain `go build`: the engine may load Go plugins, which
 // requires a host built normally by the same toolchain.
@@ -39,12 +43,13 @@ func main() {
 	start := time.Now()
 	events := flag.String("events", "", "write the cell's events to `file` (JSON lines)")
 	maxOutput := flag.Int("max-output", 0, "record at most this many `bytes` of stream output (0: no limit)")
+	split := flag.Bool("split", false, "run the program as a cell per declaration")
 	flag.Parse()
 	if *events == "" || flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, cellrun.ErrUsage)
 		os.Exit(2)
 	}
-	if err := run(*events, flag.Arg(0), *maxOutput, start); err != nil {
+	if err := run(*events, flag.Arg(0), *maxOutput, *split, start); err != nil {
 		fmt.Fprintln(errOut, "runcell:", err)
 		os.Exit(1)
 	}
@@ -52,7 +57,7 @@ func main() {
 	os.Exit(0)
 }
 
-func run(eventsPath, srcPath string, maxOutput int, start time.Time) error {
+func run(eventsPath, srcPath string, maxOutput int, split bool, start time.Time) error {
 	src, err := os.ReadFile(srcPath)
 	if err != nil {
 		return err
@@ -80,11 +85,21 @@ func run(eventsPath, srcPath string, maxOutput int, start time.Time) error {
 	}
 	rec := cellrun.NewRecorder(f, start, maxOutput)
 	rec.Ready()
-	reply := engine.Execute(context.Background(), frontend.ExecuteRequest{
-		Code:           string(src),
-		StoreHistory:   true,
-		ExecutionCount: 1,
-	}, rec)
+	cells := []string{string(src)}
+	if split {
+		cells = cellrun.SplitCells(src)
+	}
+	var reply frontend.ExecuteReply
+	for i, code := range cells {
+		reply = engine.Execute(context.Background(), frontend.ExecuteRequest{
+			Code:           code,
+			StoreHistory:   true,
+			ExecutionCount: i + 1,
+		}, rec)
+		if reply.Err != nil {
+			break
+		}
+	}
 	rec.Reply(reply)
 	if err := rec.Err(); err != nil {
 		return fmt.Errorf("recording the cell: %w", err)
