@@ -495,3 +495,16 @@ func TestGenericStructFieldsAcrossCells(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// A variable of an unnamed struct type with unexported fields (the table of
+// a table-driven loop), used by later cells: its type belongs to the cell
+// that spelled it.
+func TestUnnamedStructsAcrossCells(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, "tests := []struct {\n\tin   string\n\twant int\n}{{\"a\", 1}, {\"bb\", 2}}\nvar cfg struct{ n int }")
+	runCell(t, s, 2, "func check() (bad int) {\n\tfor _, tc := range tests {\n\t\tif len(tc.in) != tc.want {\n\t\t\tbad++\n\t\t}\n\t}\n\treturn bad\n}\nfunc first() string { return tests[0].in }")
+	runCell(t, s, 3, "cfg.n = 7\ntests = append(tests, tests[1])\ntests[2].in += \"c\"\ntests[2].want = 4")
+	if got := value(t, runCell(t, s, 4, "for i := range tests {\n\ttests[i].want += 0\n}\ncheck() + cfg.n*10 + len(first())*100")); got != "171" {
+		t.Fatalf("got %q", got)
+	}
+}

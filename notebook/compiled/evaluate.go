@@ -62,11 +62,8 @@ func (s *Session) tryEvaluate(ctx context.Context, c *check.Cell, n int) (res *R
 	if s.opts.NoEval {
 		return nil, false, nil
 	}
-	if readsStdin(c) {
-		// Standard input reaches cells through gen's rewrite (gxrt's
-		// reader, fed by input requests); evaluated code would read the
-		// kernel's own fd 0.
-		s.lastNotEvaluated = "reads standard input"
+	if why := needsBuild(c); why != "" {
+		s.lastNotEvaluated = why
 		return nil, false, nil
 	}
 	p, perr := eval.Compile(c, env{s})
@@ -162,22 +159,23 @@ func evaluatedStack(stack []byte, loc string) []byte {
 // evaluated ("" when it was evaluated or never offered).
 func (s *Session) NotEvaluated() string { return s.lastNotEvaluated }
 
-// readsStdin reports whether a cell uses os.Stdin or fmt's Scan functions,
-// or blocks in package sync: what only built cells do as a notebook needs.
-func readsStdin(c *check.Cell) bool {
+// needsBuild says why a cell must be built even if the evaluator could run
+// it ("" when nothing stands in the way): what gen rewrites for a notebook
+// — standard input (gxrt's reader, fed by input requests; evaluated code
+// would read the kernel's own fd 0) and package sync's blocking calls
+// (interruptible only as rewritten) — is done right only by built code.
+func needsBuild(c *check.Cell) string {
 	for _, obj := range c.Info.Uses {
 		if obj == nil || obj.Pkg() == nil {
 			continue
 		}
 		switch p := obj.Pkg().Path(); {
-		case p == "os" && obj.Name() == "Stdin":
-			return true
-		case p == "fmt" && strings.HasPrefix(obj.Name(), "Scan"):
-			return true
+		case p == "os" && obj.Name() == "Stdin",
+			p == "fmt" && strings.HasPrefix(obj.Name(), "Scan"):
+			return "reads standard input"
 		case p == "sync" && (obj.Name() == "Wait" || obj.Name() == "Lock" || obj.Name() == "RLock"):
-			// Blocking calls are interruptible only as gen rewrites them.
-			return true
+			return "waits in package sync (" + obj.Name() + ")"
 		}
 	}
-	return false
+	return ""
 }

@@ -119,6 +119,7 @@ func Generate(in Input) (*Output, error) {
 	}
 	g.imp.add("_gxrt", RuntimePath)
 	g.classify()
+	g.exportStructs()
 	g.rewrite()
 	out, err := g.assemble()
 	if err != nil {

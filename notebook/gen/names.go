@@ -139,6 +139,10 @@ func (g *gen) writeType(b *strings.Builder, t types.Type) error {
 		b.WriteString("func")
 		return g.writeSignature(b, t, nil)
 	case *types.Struct:
+		if home, ok := g.foreignStruct(t); ok && !hasTypeParam(t) {
+			b.WriteString(g.pkg(home) + "." + structAlias(t))
+			return nil
+		}
 		b.WriteString("struct{")
 		for i := 0; i < t.NumFields(); i++ {
 			f := t.Field(i)

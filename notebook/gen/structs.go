@@ -1,0 +1,151 @@
+package gen
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"go/types"
+)
+
+// Struct types without a name that have unexported fields belong to the
+// package that spells them: `struct{ a int }` written in two packages is
+// two types. A cell's variable of such a type ([]struct{ in string }, the
+// table of a table-driven loop), or a function taking one, can therefore
+// not be spelled again by a later cell. The cell that spells the struct
+// exports an alias for it, named after its text (structAlias), and later
+// cells name the type through that alias.
+
+// structAlias is the name of the alias of st in the package of the cell
+// that spelled it: the same in that cell and in every later one, which see
+// the same go/types struct.
+func structAlias(st *types.Struct) string {
+	sum := sha256.Sum256([]byte(types.TypeString(st, func(p *types.Package) string { return p.Path() })))
+	return "GXu_" + hex.EncodeToString(sum[:8])
+}
+
+// foreignStruct returns the import path of the earlier cell that spelled
+// st, when st has an unexported field of that cell.
+func (g *gen) foreignStruct(st *types.Struct) (string, bool) {
+	for i := 0; i < st.NumFields(); i++ {
+		f := st.Field(i)
+		if g.foreign(f) {
+			return g.in.FieldHome(f.Origin()), true
+		}
+	}
+	return "", false
+}
+
+// exportStructs declares the aliases of the unnamed structs with unexported
+// fields that the cell spells itself.
+func (g *gen) exportStructs() {
+	own := map[*types.Var]bool{}
+	for _, obj := range g.c.Info.Defs {
+		if f, ok := obj.(*types.Var); ok && f.IsField() && !f.Exported() {
+			own[f] = true
+		}
+	}
+	if len(own) == 0 {
+		return
+	}
+	seen := map[types.Type]bool{}
+	var visit func(t types.Type)
+	visit = func(t types.Type) {
+		if t == nil || seen[t] {
+			return
+		}
+		seen[t] = true
+		switch t := t.(type) {
+		case *types.Pointer:
+			visit(t.Elem())
+		case *types.Slice:
+			visit(t.Elem())
+		case *types.Array:
+			visit(t.Elem())
+		case *types.Map:
+			visit(t.Key())
+			visit(t.Elem())
+		case *types.Chan:
+			visit(t.Elem())
+		case *types.Signature:
+			for i := 0; i < t.Params().Len(); i++ {
+				visit(t.Params().At(i).Type())
+			}
+			for i := 0; i < t.Results().Len(); i++ {
+				visit(t.Results().At(i).Type())
+			}
+		case *types.Struct:
+			mine := false
+			for i := 0; i < t.NumFields(); i++ {
+				mine = mine || own[t.Field(i)]
+				visit(t.Field(i).Type())
+			}
+			if mine && !hasTypeParam(t) {
+				g.structAliasDecl(t)
+			}
+		}
+	}
+	for _, tv := range g.c.Info.Types {
+		visit(tv.Type)
+	}
+	for _, obj := range g.c.Info.Defs {
+		if obj != nil {
+			visit(obj.Type())
+		}
+	}
+}
+
+// structAliasDecl declares `type GXu_… = struct{…}` for one of the cell's
+// own structs.
+func (g *gen) structAliasDecl(st *types.Struct) {
+	name := structAlias(st)
+	if _, done := g.refs[name]; done {
+		return
+	}
+	text, err := g.typeText(st)
+	if err != nil {
+		return // a later cell that needs it says so
+	}
+	g.refs[name] = "type " + name + " = " + text + "\n"
+}
+
+// hasTypeParam reports whether t mentions a type parameter.
+func hasTypeParam(t types.Type) bool {
+	found := false
+	var walk func(t types.Type)
+	walk = func(t types.Type) {
+		if found || t == nil {
+			return
+		}
+		switch t := t.(type) {
+		case *types.TypeParam:
+			found = true
+		case *types.Pointer:
+			walk(t.Elem())
+		case *types.Slice:
+			walk(t.Elem())
+		case *types.Array:
+			walk(t.Elem())
+		case *types.Map:
+			walk(t.Key())
+			walk(t.Elem())
+		case *types.Chan:
+			walk(t.Elem())
+		case *types.Struct:
+			for i := 0; i < t.NumFields(); i++ {
+				walk(t.Field(i).Type())
+			}
+		case *types.Named:
+			for i := 0; i < t.TypeArgs().Len(); i++ {
+				walk(t.TypeArgs().At(i))
+			}
+		case *types.Signature:
+			for i := 0; i < t.Params().Len(); i++ {
+				walk(t.Params().At(i).Type())
+			}
+			for i := 0; i < t.Results().Len(); i++ {
+				walk(t.Results().At(i).Type())
+			}
+		}
+	}
+	walk(t)
+	return found
+}
