@@ -508,3 +508,14 @@ func TestUnnamedStructsAcrossCells(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// recover works in a function of an earlier cell that a defer calls (Go's
+// test/recover1.go split into cells died of its runtime.Breakpoint).
+func TestDeferredFunctionOfAnEarlierCellRecovers(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, "func mustRecover(want any) {\n\tif v := recover(); v != want {\n\t\tpanic(\"recovered the wrong value\")\n\t}\n}")
+	runCell(t, s, 2, "func f() (ok bool) {\n\tdefer mustRecover(3)\n\tok = true\n\tpanic(3)\n}")
+	if got := value(t, runCell(t, s, 3, "func g() bool { return f() }\ng()")); got != "true" {
+		t.Fatalf("got %q", got)
+	}
+}

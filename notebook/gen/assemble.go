@@ -408,6 +408,15 @@ func (g *gen) funcExport(b *strings.Builder, obj *types.Func) error {
 	} else {
 		b.WriteString(" { " + call + " }\n")
 	}
+	if sig.TypeParams().Len() == 0 {
+		// The function itself, for `defer f()` in later cells: recover
+		// works only in the function a defer calls, not through F_.
+		ft, err := g.typeText(sig)
+		if err != nil {
+			return fmt.Errorf("func %s: %w", obj.Name(), err)
+		}
+		b.WriteString("func (GXA) V_" + obj.Name() + "() " + ft + " { return " + target + " }\n")
+	}
 	return nil
 }
 

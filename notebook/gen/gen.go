@@ -89,8 +89,11 @@ type gen struct {
 	trailing    ResultKind
 
 	comms map[ast.Node]bool // communications of select cases (left as they are)
-	bare  bool              // render functions without their hook prologue
-	nseq  int               // names made up so far
+	// deferred are names of earlier cells' functions that a defer calls
+	// directly (see deferStmt).
+	deferred map[*ast.Ident]bool
+	bare     bool // render functions without their hook prologue
+	nseq     int  // names made up so far
 }
 
 type shadow struct {
@@ -116,6 +119,7 @@ func Generate(in Input) (*Output, error) {
 		hookFuncs:   map[*ast.FuncDecl]bool{},
 		hoistDecls:  map[ast.Decl]bool{},
 		comms:       map[ast.Node]bool{},
+		deferred:    map[*ast.Ident]bool{},
 	}
 	g.imp.add("_gxrt", RuntimePath)
 	g.classify()

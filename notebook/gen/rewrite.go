@@ -97,6 +97,8 @@ func (g *gen) walk(root ast.Node) {
 			g.call(n)
 		case *ast.GoStmt:
 			g.goStmt(n)
+		case *ast.DeferStmt:
+			g.deferStmt(n)
 		case *ast.FuncDecl:
 			g.funcDecl(n)
 		case *ast.FuncLit:
@@ -135,6 +137,9 @@ func (g *gen) sourceText(n ast.Node) string {
 // names, variables reached through pointers.
 func (g *gen) ident(id *ast.Ident, parent ast.Node) {
 	c := g.c
+	if g.deferred[id] {
+		return // deferStmt named the function
+	}
 	obj := c.Info.Uses[id]
 	def := false
 	if obj == nil {
@@ -645,6 +650,26 @@ func (g *gen) enclosingBody(stack []ast.Node) *ast.BlockStmt {
 		}
 	}
 	return nil
+}
+
+// deferStmt defers an earlier cell's function itself rather than this
+// package's wrapper of it: Go's recover works only in the function that a
+// defer calls, and the function may recover.
+func (g *gen) deferStmt(d *ast.DeferStmt) {
+	id, ok := ast.Unparen(d.Call.Fun).(*ast.Ident)
+	if !ok {
+		return
+	}
+	e := g.c.EntryOf(g.c.Info.Uses[id])
+	if e == nil || e.Kind != check.FuncEntry || e.Obj.Type().(*types.Signature).TypeParams().Len() > 0 {
+		return
+	}
+	h, ok := g.home(e)
+	if !ok {
+		return
+	}
+	g.deferred[id] = true
+	g.ed.replaceText(id, h+".GXA{}.V_"+e.Name+"()")
 }
 
 // defersRecover reports whether body itself (not a function literal in
