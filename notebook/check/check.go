@@ -509,6 +509,7 @@ func (st *state) typecheck(file *ast.File, own map[string]bool, extra map[types.
 	if err := adopt(scope, s.byObj); err != nil {
 		return nil, nil, []Diag{{Msg: err.Error()}}
 	}
+	defer parenthesizeForeignRHS(file, own)()
 	info := &types.Info{
 		Types:        map[ast.Expr]types.TypeAndValue{},
 		Instances:    map[*ast.Ident]types.Instance{},
@@ -535,6 +536,33 @@ func (st *state) typecheck(file *ast.File, own map[string]bool, extra map[types.
 	}
 	_ = types.NewChecker(&conf, s.fset, pkg, info).Files([]*ast.File{file})
 	return scope, info, diags
+}
+
+// parenthesizeForeignRHS writes `type A B`, for a B the file does not
+// declare, as `type A (B)` until the returned function undoes it: go/types'
+// check for cycles of type names follows B into its declaration, which for a
+// type of an earlier cell is not part of this check (it crashed); B in
+// parentheses ends the walk and means the same.
+func parenthesizeForeignRHS(file *ast.File, own map[string]bool) (undo func()) {
+	var specs []*ast.TypeSpec
+	for _, d := range file.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.TYPE {
+			continue
+		}
+		for _, sp := range gd.Specs {
+			ts := sp.(*ast.TypeSpec)
+			if id, ok := ts.Type.(*ast.Ident); ok && !own[id.Name] {
+				ts.Type = &ast.ParenExpr{Lparen: id.Pos(), X: id, Rparen: id.End() - 1}
+				specs = append(specs, ts)
+			}
+		}
+	}
+	return func() {
+		for _, ts := range specs {
+			ts.Type = ts.Type.(*ast.ParenExpr).X
+		}
+	}
 }
 
 // filter applies the notebook's rules to go/types' messages: imports and

@@ -197,6 +197,10 @@ func TestEarlierTypeAsTypeArgument(t *testing.T) {
 	run(t, s, 3, "func total() meters { return Sum[meters](1.25, 2) }")
 	run(t, s, 4, "type meters int") // redefined: the old meters is no longer bound
 	run(t, s, 5, "func again() float64 { return float64(total()) + float64(Sum[meters](1, 2)) }")
+	// `type A B` with B of an earlier cell: go/types' cycle check of type
+	// names followed B out of the check (and crashed).
+	run(t, s, 6, "type length meters\ntype size = meters")
+	reject(t, s, 7, "type a b\ntype b a", "invalid recursive type")
 }
 
 func TestRedefinitionOfDependencies(t *testing.T) {

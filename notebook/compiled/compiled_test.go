@@ -515,7 +515,10 @@ func TestDeferredFunctionOfAnEarlierCellRecovers(t *testing.T) {
 	s := newSession(t)
 	runCell(t, s, 1, "func mustRecover(want any) {\n\tif v := recover(); v != want {\n\t\tpanic(\"recovered the wrong value\")\n\t}\n}")
 	runCell(t, s, 2, "func f() (ok bool) {\n\tdefer mustRecover(3)\n\tok = true\n\tpanic(3)\n}")
-	if got := value(t, runCell(t, s, 3, "func g() bool { return f() }\ng()")); got != "true" {
+	// A function value of an earlier cell is that function: deferred
+	// through a variable, it recovers too.
+	runCell(t, s, 3, "func h() (ok bool) {\n\tm := mustRecover\n\tdefer m(4)\n\tok = true\n\tpanic(4)\n}")
+	if got := value(t, runCell(t, s, 4, "func g() bool { return f() && h() }\ng()")); got != "true" {
 		t.Fatalf("got %q", got)
 	}
 }

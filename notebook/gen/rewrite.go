@@ -176,6 +176,9 @@ func (g *gen) ident(id *ast.Ident, parent ast.Node) {
 			g.ed.replaceText(id, g.injectedVar(e))
 			return
 		case check.FuncEntry:
+			if call, ok := parent.(*ast.CallExpr); (!ok || call.Fun != id) && g.funcValue(id, e) {
+				return
+			}
 			// The wrapper is a function of this package: an exported name
 			// would make it a plugin export (see the package doc).
 			name := g.ownName(id.Name)
@@ -652,6 +655,21 @@ func (g *gen) enclosingBody(stack []ast.Node) *ast.BlockStmt {
 	return nil
 }
 
+// funcValue makes a value of an earlier cell's function the function
+// itself rather than this package's wrapper (a value may be deferred, or
+// compared by its code pointer); calls keep the wrapper, which inlines.
+func (g *gen) funcValue(id *ast.Ident, e *check.Entry) bool {
+	if e.Obj.Type().(*types.Signature).TypeParams().Len() > 0 {
+		return false
+	}
+	h, ok := g.home(e)
+	if !ok {
+		return false
+	}
+	g.ed.replaceText(id, h+".GXA{}.V_"+e.Name+"()")
+	return true
+}
+
 // deferStmt defers an earlier cell's function itself rather than this
 // package's wrapper of it: Go's recover works only in the function that a
 // defer calls, and the function may recover.
@@ -661,15 +679,9 @@ func (g *gen) deferStmt(d *ast.DeferStmt) {
 		return
 	}
 	e := g.c.EntryOf(g.c.Info.Uses[id])
-	if e == nil || e.Kind != check.FuncEntry || e.Obj.Type().(*types.Signature).TypeParams().Len() > 0 {
-		return
+	if e != nil && e.Kind == check.FuncEntry && g.funcValue(id, e) {
+		g.deferred[id] = true
 	}
-	h, ok := g.home(e)
-	if !ok {
-		return
-	}
-	g.deferred[id] = true
-	g.ed.replaceText(id, h+".GXA{}.V_"+e.Name+"()")
 }
 
 // defersRecover reports whether body itself (not a function literal in
