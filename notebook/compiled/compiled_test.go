@@ -522,3 +522,21 @@ func TestDeferredFunctionOfAnEarlierCellRecovers(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// A non-empty interface value made in one cell, asserted to its concrete
+// type in another (each plugin has its own itab of the pair).
+func TestTypeAssertionAcrossCells(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, "type shape interface{ area() float64 }\ntype sq struct{ s float64 }\nfunc (q sq) area() float64 { return q.s * q.s }")
+	runCell(t, s, 2, "var sh shape = sq{2}\nvar e any = sq{3}")
+	runCell(t, s, 3, "func isSq(x shape) bool { _, ok := x.(sq); return ok }\ntype box struct{ in []shape }")
+	if got := value(t, runCell(t, s, 31, "isSq(sq{1})")); got != "true" { // an evaluated call
+		t.Fatalf("isSq(sq{1}) = %s", got)
+	}
+	if got := value(t, runCell(t, s, 32, "b := box{[]shape{sq{1}}}\nisSq(b.in[0])")); got != "true" {
+		t.Fatalf("isSq(b.in[0]) = %s", got)
+	}
+	if got := value(t, runCell(t, s, 4, "func f() (bool, bool, bool, string) {\n\t_, ok := sh.(sq)\n\t_, ok2 := e.(sq)\n\tkind := \"other\"\n\tswitch sh.(type) {\n\tcase sq:\n\t\tkind = \"sq\"\n\t}\n\treturn ok, ok2, isSq(sh), kind\n}\nf()")); got != "true, true, true, sq" {
+		t.Fatalf("got %q", got)
+	}
+}

@@ -2,6 +2,7 @@ package compiled
 
 import (
 	"context"
+	"go/types"
 
 	"reflect"
 	"strings"
@@ -165,6 +166,9 @@ func (s *Session) NotEvaluated() string { return s.lastNotEvaluated }
 // would read the kernel's own fd 0) and package sync's blocking calls
 // (interruptible only as rewritten) — is done right only by built code.
 func needsBuild(c *check.Cell) string {
+	if makesCellItab(c) {
+		return "makes an interface value of a type declared in a cell"
+	}
 	for _, obj := range c.Info.Uses {
 		if obj == nil || obj.Pkg() == nil {
 			continue
@@ -178,4 +182,71 @@ func needsBuild(c *check.Cell) string {
 		}
 	}
 	return ""
+}
+
+// makesCellItab reports whether a cell may put a value of a type declared in
+// a cell into a non-empty interface. Evaluated, the runtime makes the pair's
+// method table (itab) on the spot; built, the cell's plugin carries it, and
+// every later plugin's compiled assertions and type switches on the pair
+// compare against that one — not against one made at run time before any
+// plugin had it (`sh.(sq)` would be false). Such cells are built.
+func makesCellItab(c *check.Cell) bool {
+	cellType, iface := false, false
+	seen := map[types.Type]bool{}
+	for _, tv := range c.Info.Types {
+		t := tv.Type
+		if t == nil {
+			continue
+		}
+		if p, ok := t.(*types.Pointer); ok {
+			t = p.Elem()
+		}
+		if n, ok := types.Unalias(t).(*types.Named); ok && n.Obj().Pkg() == c.Pkg && !types.IsInterface(t) {
+			cellType = true
+		}
+		iface = iface || holdsMethodInterface(t, seen)
+		if cellType && iface {
+			return true
+		}
+	}
+	return false
+}
+
+// holdsMethodInterface reports whether a value of type t is, or holds in a
+// parameter, element or field, an interface with methods: an evaluated
+// call or literal would convert into it.
+func holdsMethodInterface(t types.Type, seen map[types.Type]bool) bool {
+	if t == nil || seen[t] {
+		return false
+	}
+	seen[t] = true
+	if types.IsInterface(t) {
+		u, ok := t.Underlying().(*types.Interface)
+		return ok && u.NumMethods() > 0
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Pointer:
+		return holdsMethodInterface(u.Elem(), seen)
+	case *types.Slice:
+		return holdsMethodInterface(u.Elem(), seen)
+	case *types.Array:
+		return holdsMethodInterface(u.Elem(), seen)
+	case *types.Map:
+		return holdsMethodInterface(u.Key(), seen) || holdsMethodInterface(u.Elem(), seen)
+	case *types.Chan:
+		return holdsMethodInterface(u.Elem(), seen)
+	case *types.Struct:
+		for i := 0; i < u.NumFields(); i++ {
+			if holdsMethodInterface(u.Field(i).Type(), seen) {
+				return true
+			}
+		}
+	case *types.Signature:
+		for i := 0; i < u.Params().Len(); i++ {
+			if holdsMethodInterface(u.Params().At(i).Type(), seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
