@@ -152,3 +152,44 @@ def test_kernel_survives_and_state_is_kept(kc):
     error_of(kc, 'panic("boom")')
     out = ok(kc, "kept")
     assert result_text(out) == "42"
+
+
+# A program written across cells, as notebook users write it: each
+# declaration in its own cell (what `make fidelity FIDELITY_SPLIT=1` does
+# to Go's test programs). Each case failed before its fix.
+
+def test_exported_functions_across_cells(kc):
+    ok(kc, 'func Hello() string { return "hi" }')
+    ok(kc, 'func Greet() string { return Hello() + "!" }')
+    out = ok(kc, "func both() string { return Hello() + Greet() }\nfmt.Println(both())")
+    assert stdout_of(out) == "hihi!\n"
+
+
+def test_interface_values_asserted_in_later_cells(kc):
+    ok(kc, "type shape interface{ area() float64 }\ntype sq struct{ s float64 }\nfunc (q sq) area() float64 { return q.s * q.s }")
+    ok(kc, "var sh shape = sq{2}")
+    ok(kc, 'func kind(x shape) string {\n\tswitch x.(type) {\n\tcase sq:\n\t\treturn "sq"\n\t}\n\treturn "other"\n}')
+    _, out = run(kc, "_, isSq := sh.(sq)\nfmt.Sprint(isSq, kind(sh), kind(sq{1}))")
+    assert result_text(out) == '"truesqsq"'  # Sprint adds no space between strings
+
+
+def test_recover_in_a_deferred_function_of_an_earlier_cell(kc):
+    ok(kc, "func rescue(got *any) { *got = recover() }")
+    ok(kc, 'func risky() (got any) {\n\tdefer rescue(&got)\n\tpanic("boom")\n}')
+    _, out = run(kc, "risky()")
+    assert result_text(out) == '"boom"'
+
+
+def test_table_of_unnamed_structs_used_by_later_cells(kc):
+    ok(kc, 'cases := []struct {\n\tin   string\n\twant int\n}{{"a", 1}, {"bb", 2}, {"ccc", 4}}')
+    ok(kc, "func failures() (n int) {\n\tfor _, c := range cases {\n\t\tif len(c.in) != c.want {\n\t\t\tn++\n\t\t}\n\t}\n\treturn n\n}")
+    _, out = run(kc, "failures()")
+    assert result_text(out) == "1"
+
+
+def test_generic_types_across_cells(kc):
+    ok(kc, "type node[T any] struct {\n\tval  T\n\tnext *node[T]\n}")
+    ok(kc, "type stack[T any] struct{ top *node[T] }\nfunc (s *stack[T]) push(v T) { s.top = &node[T]{v, s.top} }")
+    ok(kc, "type meters float64\nfunc sum[N ~float64](xs ...N) (t N) {\n\tfor _, x := range xs {\n\t\tt += x\n\t}\n\treturn t\n}")
+    _, out = run(kc, "func top() meters {\n\tvar s stack[meters]\n\ts.push(sum[meters](1, 2))\n\treturn s.top.val\n}\ntop()")
+    assert result_text(out) == "3"
