@@ -66,6 +66,9 @@ type Session struct {
 	units  map[string]*unit      // loaded cell packages by import path
 	byCell map[*check.Cell]*unit // the unit of each committed cell
 	fields map[*types.Var]string // struct field → path of the package that declared it
+	// structs: alias of an unnamed struct (gen's GXu_…) → the package that
+	// exports it first.
+	structs map[string]string
 	// order is every checked cell that was built, oldest first (for
 	// locating panics in their code).
 	order []*check.Cell
@@ -114,7 +117,7 @@ func New(opts Options) *Session {
 		GoVersion:  langVersion(),
 		AutoImport: opts.AutoImport,
 	})
-	s := &Session{opts: opts, chk: chk, units: map[string]*unit{}, byCell: map[*check.Cell]*unit{}, fields: map[*types.Var]string{}, evals: map[*check.Cell]*eval.Program{}}
+	s := &Session{opts: opts, chk: chk, units: map[string]*unit{}, byCell: map[*check.Cell]*unit{}, fields: map[*types.Var]string{}, structs: map[string]string{}, evals: map[*check.Cell]*eval.Program{}}
 	return s
 }
 
@@ -220,7 +223,8 @@ func (s *Session) build(ctx context.Context, c *check.Cell, progress func(string
 			}
 		}
 	}
-	in := gen.Input{Cell: c, Home: s.homePath, FieldHome: func(f *types.Var) string { return s.fields[f] }, Reuse: reuse, NoChecks: s.opts.NoInterruptChecks}
+	in := gen.Input{Cell: c, Home: s.homePath, FieldHome: func(f *types.Var) string { return s.fields[f] },
+		StructHome: func(alias string) string { return s.structs[alias] }, Reuse: reuse, NoChecks: s.opts.NoInterruptChecks}
 	out, err := gen.Generate(in)
 	if err != nil {
 		return nil, nil, &BuildError{Err: fmt.Errorf("goaccel cannot translate this cell: %w", err)}
@@ -369,6 +373,11 @@ func (s *Session) commit(u *unit, done int) []check.Binding {
 			}
 		}
 		e.Home = h
+	}
+	for _, a := range u.out.StructAliases {
+		if _, ok := s.structs[a]; !ok {
+			s.structs[a] = u.path
+		}
 	}
 	for _, obj := range c.Info.Defs {
 		if v, ok := obj.(*types.Var); ok && v.IsField() {

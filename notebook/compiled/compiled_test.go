@@ -507,6 +507,12 @@ func TestUnnamedStructsAcrossCells(t *testing.T) {
 	if got := value(t, runCell(t, s, 4, "for i := range tests {\n\ttests[i].want += 0\n}\ncheck() + cfg.n*10 + len(first())*100")); got != "171" {
 		t.Fatalf("got %q", got)
 	}
+	// Spelled again in a later cell, the struct is the same type (one
+	// package in Go): literals, signatures, field access.
+	runCell(t, s, 5, "tests = append(tests, struct {\n\tin   string\n\twant int\n}{\"dddd\", 4})\nfunc row(i int) struct {\n\tin   string\n\twant int\n} {\n\treturn tests[i]\n}")
+	if got := value(t, runCell(t, s, 6, "func last() (int, string) {\n\tr := row(len(tests) - 1)\n\treturn check(), r.in\n}\nlast()")); got != "1, dddd" {
+		t.Fatalf("got %q", got)
+	}
 }
 
 // recover works in a function of an earlier cell that a defer calls (Go's

@@ -253,6 +253,7 @@ func (g *gen) assemble() (*Output, error) {
 	f.WriteString("//line " + generatedFile + ":1\n")
 	f.WriteString(sym.String())
 	out.Source = []byte(f.String())
+	out.StructAliases = g.structAliases
 	sort.Strings(out.Imports)
 	out.Imports = uniq(out.Imports)
 	out.Result = g.trailing

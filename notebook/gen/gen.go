@@ -29,6 +29,9 @@ type Input struct {
 	// FieldHome returns the import path of the package whose code declared
 	// a struct field of an earlier cell ("" for unknown).
 	FieldHome func(f *types.Var) string
+	// StructHome returns the import path of the earlier cell package that
+	// exports the alias of an unnamed struct (see structAlias), "" for none.
+	StructHome func(alias string) string
 	// Reuse names the variables this cell declares again with the same type:
 	// they keep the earlier variable's storage.
 	Reuse map[string]*check.Entry
@@ -58,6 +61,8 @@ type Output struct {
 	// Vars are the variables whose storage the package declares
 	// (GXSymbols "v:name" → *T).
 	Vars []string
+	// StructAliases are the aliases of unnamed structs the package exports.
+	StructAliases []string
 	// Funcs are its non-generic functions (GXSymbols "f:name" → the
 	// function, "o:name" → its override hook, "s:name" → makes a hook that
 	// checks for interrupts; see hookDecls).
@@ -92,8 +97,13 @@ type gen struct {
 	// deferred are names of earlier cells' functions that a defer calls
 	// directly (see deferStmt).
 	deferred map[*ast.Ident]bool
-	bare     bool // render functions without their hook prologue
-	nseq     int  // names made up so far
+	// adopted are the cell's own unnamed structs that an earlier cell spelled
+	// the same way, with that cell's package; adoptedFields their fields.
+	adopted       map[*types.Struct]string
+	adoptedFields map[*types.Var]bool
+	structAliases []string // exported by this package
+	bare          bool     // render functions without their hook prologue
+	nseq          int      // names made up so far
 }
 
 type shadow struct {
@@ -108,18 +118,20 @@ func Generate(in Input) (*Output, error) {
 	c := in.Cell
 	g := &gen{
 		in: in, c: c,
-		ed:          newEditor(c.Fset, c.Text),
-		imp:         newImports(c),
-		pkgAlias:    map[string]string{},
-		refs:        map[string]string{},
-		injected:    map[*check.Entry]bool{},
-		usedPkgs:    map[string]bool{},
-		exportNames: map[types.Object]string{},
-		reuse:       map[types.Object]*check.Entry{},
-		hookFuncs:   map[*ast.FuncDecl]bool{},
-		hoistDecls:  map[ast.Decl]bool{},
-		comms:       map[ast.Node]bool{},
-		deferred:    map[*ast.Ident]bool{},
+		ed:            newEditor(c.Fset, c.Text),
+		imp:           newImports(c),
+		pkgAlias:      map[string]string{},
+		refs:          map[string]string{},
+		injected:      map[*check.Entry]bool{},
+		usedPkgs:      map[string]bool{},
+		exportNames:   map[types.Object]string{},
+		reuse:         map[types.Object]*check.Entry{},
+		hookFuncs:     map[*ast.FuncDecl]bool{},
+		hoistDecls:    map[ast.Decl]bool{},
+		comms:         map[ast.Node]bool{},
+		deferred:      map[*ast.Ident]bool{},
+		adopted:       map[*types.Struct]string{},
+		adoptedFields: map[*types.Var]bool{},
 	}
 	g.imp.add("_gxrt", RuntimePath)
 	g.classify()

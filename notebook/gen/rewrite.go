@@ -93,6 +93,11 @@ func (g *gen) walk(root ast.Node) {
 			g.selector(n, stack)
 		case *ast.CompositeLit:
 			g.compositeLit(n, parent)
+		case *ast.StructType:
+			if g.adoptedStructType(n) {
+				stack = stack[:len(stack)-1] // no children, no nil call
+				return false
+			}
 		case *ast.CallExpr:
 			g.call(n)
 		case *ast.GoStmt:
@@ -309,6 +314,9 @@ func (g *gen) crossesForeignField(sel *types.Selection) bool {
 func (g *gen) foreign(f *types.Var) bool {
 	if f.Exported() || f.Pkg() != g.c.Pkg || g.in.FieldHome == nil {
 		return false
+	}
+	if g.adoptedFields[f] {
+		return true
 	}
 	home := g.in.FieldHome(f.Origin()) // a field of an instance is its generic type's
 	return home != "" && home != g.in.Path

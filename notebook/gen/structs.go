@@ -3,6 +3,7 @@ package gen
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"go/ast"
 	"go/types"
 )
 
@@ -23,8 +24,12 @@ func structAlias(st *types.Struct) string {
 }
 
 // foreignStruct returns the import path of the earlier cell that spelled
-// st, when st has an unexported field of that cell.
+// st, when st has an unexported field of that cell (or is spelled the same
+// as such a struct: in one Go package they would be one type).
 func (g *gen) foreignStruct(st *types.Struct) (string, bool) {
+	if home, ok := g.adopted[st]; ok {
+		return home, true
+	}
 	for i := 0; i < st.NumFields(); i++ {
 		f := st.Field(i)
 		if g.foreign(f) {
@@ -46,6 +51,7 @@ func (g *gen) exportStructs() {
 	if len(own) == 0 {
 		return
 	}
+	inTypeDecl := g.typeDeclStructs()
 	seen := map[types.Type]bool{}
 	var visit func(t types.Type)
 	visit = func(t types.Type) {
@@ -79,7 +85,7 @@ func (g *gen) exportStructs() {
 				visit(t.Field(i).Type())
 			}
 			if mine && !hasTypeParam(t) {
-				g.structAliasDecl(t)
+				g.structAliasDecl(t, inTypeDecl[t])
 			}
 		}
 	}
@@ -94,9 +100,23 @@ func (g *gen) exportStructs() {
 }
 
 // structAliasDecl declares `type GXu_… = struct{…}` for one of the cell's
-// own structs.
-func (g *gen) structAliasDecl(st *types.Struct) {
+// own structs. A struct spelled as an earlier cell spelled it becomes that
+// cell's type (adopted), outside type declarations, whose fields belong to
+// the declared type.
+func (g *gen) structAliasDecl(st *types.Struct, inTypeDecl bool) {
 	name := structAlias(st)
+	if home := g.structHome(name); home != "" && !inTypeDecl {
+		g.adopted[st] = home
+		for i := 0; i < st.NumFields(); i++ {
+			if !st.Field(i).Exported() {
+				g.adoptedFields[st.Field(i)] = true
+			}
+		}
+		if _, done := g.refs[name]; !done {
+			g.refs[name] = "type " + name + " = " + g.pkg(home) + "." + name + "\n"
+		}
+		return
+	}
 	if _, done := g.refs[name]; done {
 		return
 	}
@@ -105,6 +125,54 @@ func (g *gen) structAliasDecl(st *types.Struct) {
 		return // a later cell that needs it says so
 	}
 	g.refs[name] = "type " + name + " = " + text + "\n"
+	g.structAliases = append(g.structAliases, name)
+}
+
+func (g *gen) structHome(alias string) string {
+	if g.in.StructHome == nil {
+		return ""
+	}
+	return g.in.StructHome(alias)
+}
+
+// typeDeclStructs are the struct types spelled inside the cell's type
+// declarations.
+func (g *gen) typeDeclStructs() map[types.Type]bool {
+	out := map[types.Type]bool{}
+	ast.Inspect(g.c.File, func(n ast.Node) bool {
+		ts, ok := n.(*ast.TypeSpec)
+		if !ok {
+			return true
+		}
+		ast.Inspect(ts.Type, func(n ast.Node) bool {
+			if s, ok := n.(*ast.StructType); ok {
+				if tv, ok := g.c.Info.Types[s]; ok {
+					out[tv.Type] = true
+				}
+			}
+			return true
+		})
+		return false
+	})
+	return out
+}
+
+// adoptedStructType writes an adopted struct type spelled in the cell as
+// the earlier cell's type.
+func (g *gen) adoptedStructType(s *ast.StructType) bool {
+	tv, ok := g.c.Info.Types[s]
+	if !ok {
+		return false
+	}
+	st, ok := tv.Type.(*types.Struct)
+	if !ok {
+		return false
+	}
+	home, ok := g.adopted[st]
+	if ok {
+		g.ed.replaceText(s, g.pkg(home)+"."+structAlias(st))
+	}
+	return ok
 }
 
 // hasTypeParam reports whether t mentions a type parameter.
