@@ -546,3 +546,13 @@ func TestTypeAssertionAcrossCells(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// Package-level variables without an initializer are zero before any
+// initializer runs (Go's test/fixedbugs/bug227.go, split into cells).
+func TestZeroVariablesBeforeInitializers(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, "var (\n\tnf      int\n\tx, y, z = f(), f(), f()\n)\n\nfunc f() int {\n\tnf++\n\treturn nf\n}")
+	if got := value(t, runCell(t, s, 2, "nf, z")); got != "3, 3" {
+		t.Fatalf("nf, z = %s", got)
+	}
+}

@@ -135,6 +135,11 @@ func (g *gen) assemble() (*Output, error) {
 	// _gxinit: package-level variables in Go's order, then init functions.
 	var body strings.Builder
 	body.WriteString("//line " + generatedFile + ":1\nfunc _gxinit() {\n")
+	// Variables without an initializer are zero before any initializer runs
+	// (one may change them: var n int; var x = f() where f increments n).
+	for _, z := range zero {
+		body.WriteString(z + "\n")
+	}
 	for _, ini := range c.Info.InitOrder {
 		var lhs []string
 		for _, v := range ini.Lhs {
@@ -146,9 +151,6 @@ func (g *gen) assemble() (*Output, error) {
 		}
 		body.WriteString(g.ed.lineDirective(ini.Rhs.Pos()))
 		body.WriteString(strings.Join(lhs, ", ") + " = " + g.ed.render(ini.Rhs) + "\n")
-	}
-	for _, z := range zero {
-		body.WriteString(z + "\n")
 	}
 	for _, n := range inits {
 		body.WriteString(n + "()\n")
