@@ -556,3 +556,14 @@ func TestZeroVariablesBeforeInitializers(t *testing.T) {
 		t.Fatalf("nf, z = %s", got)
 	}
 }
+
+// Unnamed structs that mention a function's local types stay in the
+// function (Go's test/fixedbugs/bug290.go and issue43619.go split into
+// cells).
+func TestStructsOfLocalTypes(t *testing.T) {
+	s := newSession(t)
+	runCell(t, s, 1, "func one(a int) int { return a }")
+	if got := value(t, runCell(t, s, 2, "func f() int {\n\ttype fn func(int) int\n\ttype Y struct{ y []Y }\n\tn := 0\n\tfor _, c := range []struct {\n\t\tf fn\n\t\tx int\n\t}{{one, 3}} {\n\t\tn += c.f(c.x) + len(Y{}.y)\n\t}\n\treturn n\n}\nf()")); got != "3" {
+		t.Fatalf("got %q", got)
+	}
+}

@@ -84,7 +84,7 @@ func (g *gen) exportStructs() {
 				mine = mine || own[t.Field(i)]
 				visit(t.Field(i).Type())
 			}
-			if mine && !hasTypeParam(t) {
+			if mine && !hasTypeParam(t) && !hasLocalType(t) {
 				g.structAliasDecl(t, inTypeDecl[t])
 			}
 		}
@@ -177,15 +177,41 @@ func (g *gen) adoptedStructType(s *ast.StructType) bool {
 
 // hasTypeParam reports whether t mentions a type parameter.
 func hasTypeParam(t types.Type) bool {
+	return mentions(t, func(t types.Type) bool {
+		_, ok := t.(*types.TypeParam)
+		return ok
+	})
+}
+
+// hasLocalType reports whether t mentions a type declared inside a
+// function, which package-level code cannot name.
+func hasLocalType(t types.Type) bool {
+	return mentions(t, func(t types.Type) bool {
+		n, ok := t.(*types.Named)
+		if !ok {
+			return false
+		}
+		p := n.Obj().Parent()
+		return p != nil && p != types.Universe && p.Parent() != types.Universe
+	})
+}
+
+// mentions reports whether is holds for t or a type t is made of (through
+// names only as far as their type arguments).
+func mentions(t types.Type, is func(types.Type) bool) bool {
 	found := false
+	seen := map[types.Type]bool{}
 	var walk func(t types.Type)
 	walk = func(t types.Type) {
-		if found || t == nil {
+		if found || t == nil || seen[t] {
+			return
+		}
+		seen[t] = true
+		if is(t) {
+			found = true
 			return
 		}
 		switch t := t.(type) {
-		case *types.TypeParam:
-			found = true
 		case *types.Pointer:
 			walk(t.Elem())
 		case *types.Slice:
