@@ -523,7 +523,11 @@ func TestDeferredFunctionOfAnEarlierCellRecovers(t *testing.T) {
 	runCell(t, s, 2, "func f() (ok bool) {\n\tdefer mustRecover(3)\n\tok = true\n\tpanic(3)\n}")
 	// A function value of an earlier cell is that function: deferred
 	// through a variable, it recovers too.
-	runCell(t, s, 3, "func h() (ok bool) {\n\tm := mustRecover\n\tdefer m(4)\n\tok = true\n\tpanic(4)\n}")
+	runCell(t, s, 3, "func h() (ok bool) {\n\tm := mustRecover\n\tdefer m(4)\n\tok = true\n\tpanic(4)\n}\nfunc seq(yield func(int) bool) { _ = yield(1) && yield(2) }")
+	// A function value in a for header (range over an earlier cell's func).
+	if got := value(t, runCell(t, s, 30, "func total() (n int) {\n\tfor v := range seq {\n\t\tn += v\n\t}\n\treturn n\n}\ntotal()")); got != "3" {
+		t.Fatalf("total() = %s", got)
+	}
 	if got := value(t, runCell(t, s, 4, "func g() bool { return f() && h() }\ng()")); got != "true" {
 		t.Fatalf("got %q", got)
 	}

@@ -674,7 +674,9 @@ func (g *gen) funcValue(id *ast.Ident, e *check.Entry) bool {
 	if !ok {
 		return false
 	}
-	g.ed.replaceText(id, h+".GXA{}.V_"+e.Name+"()")
+	// In parentheses: a composite literal in a for, if or switch header
+	// (for x := range seq) would otherwise open the block.
+	g.ed.replaceText(id, "("+h+".GXA{}.V_"+e.Name+"())")
 	return true
 }
 
