@@ -49,6 +49,8 @@ type Options struct {
 	// Split runs each program as a cell per declaration (cellrun.SplitCells)
 	// instead of as one cell.
 	Split bool
+
+	buildCache string // the run's cache of compiled cells
 	// Progress, when set, is called as each program ends (from the worker
 	// goroutines, one call at a time) with its index and the total.
 	Progress func(done, total int, p report.Program)
@@ -70,6 +72,14 @@ func Run(ctx context.Context, opts Options) (*report.Report, error) {
 		return nil, fmt.Errorf("fidelity: runcell binary: %w", err)
 	}
 	opts.Runcell = runcell
+	// Every program's cells are new builds, tens of MB each: they go into a
+	// cache of the run's own, removed at the end, not into the kernel's.
+	buildCache, err := os.MkdirTemp("", "fidelity-cells-")
+	if err != nil {
+		return nil, fmt.Errorf("fidelity: %w", err)
+	}
+	defer os.RemoveAll(buildCache)
+	opts.buildCache = buildCache
 	if opts.Go == "" {
 		opts.Go = "go"
 	}
@@ -201,6 +211,7 @@ func runOne(ctx context.Context, prog corpus.Program, opts Options, modVersion s
 		defer cleanup()
 		cell, err = cellrun.Run(ctx, cellrun.Config{
 			Binary: opts.Runcell, Source: prog.Path, WorkDir: cellDir, Timeout: opts.Timeout, Split: opts.Split,
+			BuildCache: opts.buildCache,
 		})
 		if err != nil {
 			return p, fmt.Errorf("fidelity: %s: %w", prog.Name, err)

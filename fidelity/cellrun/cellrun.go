@@ -98,6 +98,9 @@ type Config struct {
 	// Split runs the program as a notebook user would write it, a cell per
 	// declaration (see SplitCells), instead of as one cell.
 	Split bool
+	// BuildCache is where the child caches compiled cells ("": the
+	// kernel's own cache).
+	BuildCache string
 	// MaxOutput caps the cell's stream output recorded
 	// (gorun.DefaultMaxOutput when 0); MaxStderr the child's own stderr
 	// kept (its crash output; 64 KiB when 0).
@@ -171,6 +174,9 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 	args := []string{"-events", events, "-max-output", strconv.Itoa(cfg.MaxOutput)}
 	if cfg.Split {
 		args = append(args, "-split")
+	}
+	if cfg.BuildCache != "" {
+		args = append(args, "-build-cache", cfg.BuildCache)
 	}
 	cmd := exec.CommandContext(rctx, cfg.Binary, append(args, cfg.Source)...)
 	cmd.Dir = cfg.WorkDir

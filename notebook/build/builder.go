@@ -86,6 +86,7 @@ func New(ctx context.Context, opts Options) (*Builder, error) {
 	if err := os.MkdirAll(filepath.Join(root, "sessions"), 0o755); err != nil {
 		return nil, &Unavailable{"cannot create the build cache: " + err.Error()}
 	}
+	trimCells(root, cacheLimit(), cacheKeep, time.Now())
 	sdir, err := os.MkdirTemp(filepath.Join(root, "sessions"), "s")
 	if err != nil {
 		return nil, &Unavailable{"cannot create the session module: " + err.Error()}
@@ -304,10 +305,16 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 	if err := b.resolveLocked(ctx, missing, say); err != nil {
 		return nil, err
 	}
+	for _, p := range pkg.Imports {
+		if b.cells[p] {
+			touch(filepath.Dir(b.archiveOf(p))) // still in use: spare it from trimming
+		}
+	}
 	key := b.key(pkg)
 	dir := filepath.Join(b.root, "cells", key[:2], key)
 	built := &Built{Path: pkg.Path, Archive: filepath.Join(dir, "pkg.a"), Plugin: filepath.Join(dir, "plugin.so")}
 	if fileExists(built.Archive) && fileExists(built.Plugin) {
+		touch(dir)
 		built.Cached = true
 		b.archives[pkg.Path] = built.Archive
 		b.cells[pkg.Path] = true

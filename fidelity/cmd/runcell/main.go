@@ -5,7 +5,7 @@
 // cellrun). It uses only the engine's public API: notebook.New, Execute and
 // Close.
 //
-//	runcell -events FILE [-max-output BYTES] [-split] SOURCE.go
+//	runcell -events FILE [-max-output BYTES] [-split] [-build-cache DIR] SOURCE.go
 //
 // With -split the program runs as a cell per declaration
 // (cellrun.SplitCells), execution counts 1, 2, …, up to the first cell that
@@ -44,12 +44,13 @@ func main() {
 	events := flag.String("events", "", "write the cell's events to `file` (JSON lines)")
 	maxOutput := flag.Int("max-output", 0, "record at most this many `bytes` of stream output (0: no limit)")
 	split := flag.Bool("split", false, "run the program as a cell per declaration")
+	buildCache := flag.String("build-cache", "", "cache compiled cells in `dir` (default: the kernel's)")
 	flag.Parse()
 	if *events == "" || flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, cellrun.ErrUsage)
 		os.Exit(2)
 	}
-	if err := run(*events, flag.Arg(0), *maxOutput, *split, start); err != nil {
+	if err := run(*events, flag.Arg(0), *maxOutput, *split, *buildCache, start); err != nil {
 		fmt.Fprintln(errOut, "runcell:", err)
 		os.Exit(1)
 	}
@@ -57,7 +58,7 @@ func main() {
 	os.Exit(0)
 }
 
-func run(eventsPath, srcPath string, maxOutput int, split bool, start time.Time) error {
+func run(eventsPath, srcPath string, maxOutput int, split bool, buildCache string, start time.Time) error {
 	src, err := os.ReadFile(srcPath)
 	if err != nil {
 		return err
@@ -76,9 +77,10 @@ func run(eventsPath, srcPath string, maxOutput int, split bool, start time.Time)
 	}
 	errOut = capture.OriginalStderr()
 	engine, err := notebook.New(notebook.Options{
-		Capture: capture,
-		Symbols: []map[string]map[string]reflect.Value{symbols.Symbols},
-		Version: "fidelity",
+		Capture:    capture,
+		BuildCache: buildCache,
+		Symbols:    []map[string]map[string]reflect.Value{symbols.Symbols},
+		Version:    "fidelity",
 	})
 	if err != nil {
 		return fmt.Errorf("starting the engine: %w", err)
