@@ -510,6 +510,12 @@ func TestUnnamedStructsAcrossCells(t *testing.T) {
 	// Spelled again in a later cell, the struct is the same type (one
 	// package in Go): literals, signatures, field access.
 	runCell(t, s, 5, "tests = append(tests, struct {\n\tin   string\n\twant int\n}{\"dddd\", 4})\nfunc row(i int) struct {\n\tin   string\n\twant int\n} {\n\treturn tests[i]\n}")
+	// Identical to a struct inside a type declaration of the cell, it stays
+	// the cell's own (Go's test/fixedbugs/issue23017.go split into cells).
+	runCell(t, s, 7, "var y struct{ n int }")
+	if got := value(t, runCell(t, s, 8, "func nested() int {\n\ttype T *struct{ x struct{ n int } }\n\tx := struct{ n int }{5}\n\tvar q T = &struct{ x struct{ n int } }{x}\n\treturn q.x.n\n}\nnested()")); got != "5" {
+		t.Fatalf("nested() = %s", got)
+	}
 	if got := value(t, runCell(t, s, 6, "func last() (int, string) {\n\tr := row(len(tests) - 1)\n\treturn check(), r.in\n}\nlast()")); got != "1, dddd" {
 		t.Fatalf("got %q", got)
 	}

@@ -85,7 +85,7 @@ func (g *gen) exportStructs() {
 				visit(t.Field(i).Type())
 			}
 			if mine && !hasTypeParam(t) && !hasLocalType(t) {
-				g.structAliasDecl(t, inTypeDecl[t])
+				g.structAliasDecl(t, identicalToAny(t, inTypeDecl))
 			}
 		}
 	}
@@ -135,8 +135,20 @@ func (g *gen) structHome(alias string) string {
 	return g.in.StructHome(alias)
 }
 
+// identicalToAny reports whether t is identical to one of set.
+func identicalToAny(t types.Type, set map[types.Type]bool) bool {
+	for u := range set {
+		if types.Identical(t, u) {
+			return true
+		}
+	}
+	return false
+}
+
 // typeDeclStructs are the struct types spelled inside the cell's type
-// declarations.
+// declarations: their fields belong to the declared types, so a struct
+// identical to one of them stays the cell's own (an adopted one would no
+// longer be identical to it).
 func (g *gen) typeDeclStructs() map[types.Type]bool {
 	out := map[types.Type]bool{}
 	ast.Inspect(g.c.File, func(n ast.Node) bool {
