@@ -6,6 +6,8 @@ import (
 	"go/token"
 	"slices"
 	"strings"
+
+	"github.com/goaccel/goaccel/notebook/cells"
 )
 
 // SplitCells cuts a Go program into the cells a notebook user would write:
@@ -39,9 +41,9 @@ func SplitCells(src []byte) []string {
 		decls = append(decls, d)
 	}
 	g := newDeclGraph(decls)
-	var cells []string
+	var out []string
 	if len(imports) > 0 {
-		cells = append(cells, strings.Join(imports, "\n"))
+		out = append(out, strings.Join(imports, "\n"))
 	}
 	for _, group := range g.order() {
 		var parts []string
@@ -53,9 +55,9 @@ func SplitCells(src []byte) []string {
 				parts = append(parts, text(d, d.Doc))
 			}
 		}
-		cells = append(cells, strings.Join(parts, "\n\n"))
+		out = append(out, strings.Join(parts, "\n\n"))
 	}
-	return cells
+	return out
 }
 
 // declGraph is "declaration i uses declaration j" over a file's top-level
@@ -77,7 +79,7 @@ func newDeclGraph(decls []ast.Decl) *declGraph {
 		case *ast.FuncDecl:
 			switch {
 			case d.Recv != nil:
-				if t := receiverType(d); t != "" {
+				if t := cells.ReceiverType(d); t != "" {
 					methods[t] = append(methods[t], i)
 				}
 			case d.Name.Name == "init":
@@ -144,30 +146,6 @@ func newDeclGraph(decls []ast.Decl) *declGraph {
 		}
 	}
 	return g
-}
-
-// receiverType is the name of a method's receiver type.
-func receiverType(d *ast.FuncDecl) string {
-	if len(d.Recv.List) == 0 {
-		return ""
-	}
-	t := d.Recv.List[0].Type
-	for {
-		switch x := t.(type) {
-		case *ast.StarExpr:
-			t = x.X
-		case *ast.ParenExpr:
-			t = x.X
-		case *ast.IndexExpr:
-			t = x.X
-		case *ast.IndexListExpr:
-			t = x.X
-		case *ast.Ident:
-			return x.Name
-		default:
-			return ""
-		}
-	}
 }
 
 // order returns the strongly connected components (each in source order)
