@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"go/ast"
 	"go/types"
+	"slices"
 )
 
 // Struct types without a name that have unexported fields belong to the
@@ -53,48 +54,29 @@ func (g *gen) exportStructs() {
 	}
 	inTypeDecl := g.typeDeclStructs()
 	seen := map[types.Type]bool{}
-	var visit func(t types.Type)
-	visit = func(t types.Type) {
-		if t == nil || seen[t] {
-			return
+	var structs []*types.Struct // parents before the structs inside them
+	collect := func(t types.Type) bool {
+		if st, ok := t.(*types.Struct); ok {
+			structs = append(structs, st)
 		}
-		seen[t] = true
-		switch t := t.(type) {
-		case *types.Pointer:
-			visit(t.Elem())
-		case *types.Slice:
-			visit(t.Elem())
-		case *types.Array:
-			visit(t.Elem())
-		case *types.Map:
-			visit(t.Key())
-			visit(t.Elem())
-		case *types.Chan:
-			visit(t.Elem())
-		case *types.Signature:
-			for i := 0; i < t.Params().Len(); i++ {
-				visit(t.Params().At(i).Type())
-			}
-			for i := 0; i < t.Results().Len(); i++ {
-				visit(t.Results().At(i).Type())
-			}
-		case *types.Struct:
-			mine := false
-			for i := 0; i < t.NumFields(); i++ {
-				mine = mine || own[t.Field(i)]
-				visit(t.Field(i).Type())
-			}
-			if mine && !hasTypeParam(t) && !hasLocalType(t) {
-				g.structAliasDecl(t, identicalToAny(t, inTypeDecl))
-			}
-		}
+		return true
 	}
 	for _, tv := range g.c.Info.Types {
-		visit(tv.Type)
+		walkTypes(tv.Type, seen, collect)
 	}
 	for _, obj := range g.c.Info.Defs {
 		if obj != nil {
-			visit(obj.Type())
+			walkTypes(obj.Type(), seen, collect)
+		}
+	}
+	// Inner structs first: an outer alias spells them as decided for them.
+	for _, st := range slices.Backward(structs) {
+		mine := false
+		for i := 0; i < st.NumFields(); i++ {
+			mine = mine || own[st.Field(i)]
+		}
+		if mine && !hasTypeParam(st) && !hasLocalType(st) {
+			g.structAliasDecl(st, identicalToAny(st, inTypeDecl))
 		}
 	}
 }
@@ -208,50 +190,54 @@ func hasLocalType(t types.Type) bool {
 	})
 }
 
-// mentions reports whether is holds for t or a type t is made of (through
-// names only as far as their type arguments).
+// mentions reports whether is holds for t or a type t is made of.
 func mentions(t types.Type, is func(types.Type) bool) bool {
 	found := false
-	seen := map[types.Type]bool{}
-	var walk func(t types.Type)
-	walk = func(t types.Type) {
-		if found || t == nil || seen[t] {
-			return
+	walkTypes(t, map[types.Type]bool{}, func(t types.Type) bool {
+		found = found || is(t)
+		return !found
+	})
+	return found
+}
+
+// walkTypes calls visit on t and, while visit returns true, on the types t
+// is made of (elements, fields, parameters and results, the type arguments
+// of a named type, not its underlying type), each once per seen.
+func walkTypes(t types.Type, seen map[types.Type]bool, visit func(types.Type) bool) {
+	if t == nil || seen[t] {
+		return
+	}
+	seen[t] = true
+	if !visit(t) {
+		return
+	}
+	walk := func(t types.Type) { walkTypes(t, seen, visit) }
+	switch t := t.(type) {
+	case *types.Pointer:
+		walk(t.Elem())
+	case *types.Slice:
+		walk(t.Elem())
+	case *types.Array:
+		walk(t.Elem())
+	case *types.Map:
+		walk(t.Key())
+		walk(t.Elem())
+	case *types.Chan:
+		walk(t.Elem())
+	case *types.Struct:
+		for i := 0; i < t.NumFields(); i++ {
+			walk(t.Field(i).Type())
 		}
-		seen[t] = true
-		if is(t) {
-			found = true
-			return
+	case *types.Named:
+		for i := 0; i < t.TypeArgs().Len(); i++ {
+			walk(t.TypeArgs().At(i))
 		}
-		switch t := t.(type) {
-		case *types.Pointer:
-			walk(t.Elem())
-		case *types.Slice:
-			walk(t.Elem())
-		case *types.Array:
-			walk(t.Elem())
-		case *types.Map:
-			walk(t.Key())
-			walk(t.Elem())
-		case *types.Chan:
-			walk(t.Elem())
-		case *types.Struct:
-			for i := 0; i < t.NumFields(); i++ {
-				walk(t.Field(i).Type())
-			}
-		case *types.Named:
-			for i := 0; i < t.TypeArgs().Len(); i++ {
-				walk(t.TypeArgs().At(i))
-			}
-		case *types.Signature:
-			for i := 0; i < t.Params().Len(); i++ {
-				walk(t.Params().At(i).Type())
-			}
-			for i := 0; i < t.Results().Len(); i++ {
-				walk(t.Results().At(i).Type())
-			}
+	case *types.Signature:
+		for i := 0; i < t.Params().Len(); i++ {
+			walk(t.Params().At(i).Type())
+		}
+		for i := 0; i < t.Results().Len(); i++ {
+			walk(t.Results().At(i).Type())
 		}
 	}
-	walk(t)
-	return found
 }
