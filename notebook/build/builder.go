@@ -305,11 +305,9 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 	if err := b.resolveLocked(ctx, missing, say); err != nil {
 		return nil, err
 	}
-	for _, p := range pkg.Imports {
-		if b.cells[p] {
-			touch(filepath.Dir(b.archiveOf(p))) // still in use: spare it from trimming
-		}
-	}
+	// Marked used after this build (below): trimming removes the oldest
+	// first, and a cell must not go before the later cells built on it.
+	defer b.touchImports(pkg)
 	key := b.key(pkg)
 	dir := filepath.Join(b.root, "cells", key[:2], key)
 	built := &Built{Path: pkg.Path, Archive: filepath.Join(dir, "pkg.a"), Plugin: filepath.Join(dir, "plugin.so")}
@@ -342,9 +340,10 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 	compile := []string{"-o", archive, "-p", pkg.Path, "-lang=" + langVersion(goVersion), "-complete",
 		"-installsuffix", "dynlink", "-goversion", goVersion, "-c=2", "-dynlink", "-nolocalimports",
 		"-importcfg", cfg, "-pack", src}
-	if b.host.Trimpath {
-		compile = append([]string{"-trimpath", tmp + "=>"}, compile...)
-	}
+	// The cell's file lies in a new temporary directory each time: without
+	// it in the output, building a cell again gives the same archive, so
+	// cached plugins of later cells still match it.
+	compile = append([]string{"-trimpath", tmp + "=>"}, compile...)
 	if out, err := b.tool(ctx, "compile", compile...); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -387,6 +386,15 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 	b.archives[pkg.Path] = built.Archive
 	b.cells[pkg.Path] = true
 	return built, nil
+}
+
+// touchImports marks the cell packages pkg imports used.
+func (b *Builder) touchImports(pkg Package) {
+	for _, p := range pkg.Imports {
+		if b.cells[p] {
+			touch(filepath.Dir(b.archiveOf(p)))
+		}
+	}
 }
 
 // Adopt records a cell package built earlier (by this process or another,
@@ -432,7 +440,7 @@ func (b *Builder) UseArchives(archives map[string]string) {
 // key is the cache key of a package: everything that decides its output.
 func (b *Builder) key(pkg Package) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "goaccel cell v1\x00%s\x00%s\x00%s\x00%s\x00%s\x00%v\x00", b.tc.Version, b.host.GOOS, b.host.GOARCH, b.host.GOAMD64, b.host.Tags, b.host.Trimpath)
+	fmt.Fprintf(h, "goaccel cell v2\x00%s\x00%s\x00%s\x00%s\x00%s\x00%v\x00", b.tc.Version, b.host.GOOS, b.host.GOARCH, b.host.GOAMD64, b.host.Tags, b.host.Trimpath)
 	fmt.Fprintf(h, "%s\x00%d\x00", pkg.Path, len(pkg.Source))
 	h.Write(pkg.Source)
 	imports := append([]string(nil), pkg.Imports...)

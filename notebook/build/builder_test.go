@@ -1,9 +1,12 @@
 package build
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"go/token"
+	"os"
+	"path/filepath"
 	"plugin"
 	"strings"
 	"testing"
@@ -107,5 +110,39 @@ func TestBuildIsCancelled(t *testing.T) {
 	_, err := b.Build(ctx, Package{Path: "goaccel.cells/test/cancel", Imports: []string{"fmt"}, Source: []byte("package main\n")}, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("want context.Canceled, got %v", err)
+	}
+}
+
+// A cell package built again (its cache entry trimmed) must come out the
+// same, or cached plugins of later cells built against the first build no
+// longer load beside the new one ("different version of package").
+func TestCellBuildsAreReproducible(t *testing.T) {
+	b := newBuilder(t)
+	ctx := context.Background()
+	pkg := Package{Path: "goaccel.cells/test/repro", Imports: []string{"fmt"}, Source: []byte("package main\nimport \"fmt\"\nfunc Hello() { fmt.Println(\"hi\") }\n")}
+	first, err := b.Build(ctx, pkg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1, err := os.ReadFile(first.Archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Dir(first.Archive)); err != nil {
+		t.Fatal(err)
+	}
+	again, err := b.Build(ctx, pkg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Cached {
+		t.Fatal("the second build came from the cache")
+	}
+	a2, err := os.ReadFile(again.Archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a1, a2) {
+		t.Fatalf("two builds of the same cell differ (%d and %d bytes)", len(a1), len(a2))
 	}
 }

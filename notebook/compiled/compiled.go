@@ -21,6 +21,7 @@ import (
 	"go/token"
 	"go/types"
 	"math"
+	"path/filepath"
 	"plugin"
 	"reflect"
 	"regexp"
@@ -281,7 +282,9 @@ func load(file string) (map[string]any, error) {
 	defer loadMu.Unlock()
 	gxrt.TakeRegistered()
 	if _, err := plugin.Open(file); err != nil {
-		if m := stalePackage.FindStringSubmatch(err.Error()); m != nil {
+		if m := stalePackage.FindStringSubmatch(err.Error()); m != nil && strings.HasPrefix(m[1], "goaccel.cells/") {
+			return nil, fmt.Errorf("loading the compiled cell: the build of an earlier cell it uses (%s) in the cache differs from the one loaded; remove %s and restart the kernel: %w", m[1], filepath.Dir(filepath.Dir(filepath.Dir(file))), err)
+		} else if m != nil {
 			return nil, fmt.Errorf("loading the compiled cell: package %s in the source cells are compiled against (%s) is not the one this kernel was built from: the source changed after the kernel was built; rebuild it (make build) and restart the kernel: %w", m[1], build.SourceDir, err)
 		}
 		return nil, fmt.Errorf("loading the compiled cell: %w", err)
