@@ -506,7 +506,7 @@ func (st *state) typecheck(file *ast.File, own map[string]bool, extra map[types.
 	for obj := range extra {
 		scope.Insert(obj)
 	}
-	if err := adopt(scope, s.byObj); err != nil {
+	if err := adopt(scope, s.byObj, s.parentOffsets); err != nil {
 		return nil, nil, []Diag{{Msg: err.Error()}}
 	}
 	defer parenthesizeForeignRHS(file, own)()

@@ -39,16 +39,34 @@ func newPackageScope(pkg *types.Package) (*types.Scope, error) {
 // declarations are at the package's top level. The parent field is
 // unexported; a Go release that changes that makes checks fail with an
 // error saying so.
-func adopt(scope *types.Scope, objs map[types.Object]*Entry) error {
+func adopt(scope *types.Scope, objs map[types.Object]*Entry, offsets parentOffsets) error {
 	for obj := range objs {
 		if p := obj.Parent(); p == nil || p == scope || p.Parent() != types.Universe {
 			continue // methods, fields and locals have other parents
 		}
-		f := reflect.ValueOf(obj).Elem().FieldByName("parent")
-		if !f.IsValid() || f.Type() != reflect.TypeOf((*types.Scope)(nil)) {
-			return fmt.Errorf("check: go/types objects have no parent field of type *types.Scope (the Go version changed their layout)")
+		off, err := offsets.of(obj)
+		if err != nil {
+			return err
 		}
-		reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Set(reflect.ValueOf(scope))
+		*(**types.Scope)(unsafe.Add(reflect.ValueOf(obj).UnsafePointer(), off)) = scope
 	}
 	return nil
+}
+
+// parentOffsets caches where the parent field lies in each kind of object:
+// a check re-parents every object of the session, so finding the field by
+// name each time would cost a cell about a microsecond per declaration.
+type parentOffsets map[reflect.Type]uintptr
+
+func (po parentOffsets) of(obj types.Object) (uintptr, error) {
+	t := reflect.TypeOf(obj).Elem()
+	if off, ok := po[t]; ok {
+		return off, nil
+	}
+	f, ok := t.FieldByName("parent")
+	if !ok || f.Type != reflect.TypeOf((*types.Scope)(nil)) {
+		return 0, fmt.Errorf("check: go/types objects have no parent field of type *types.Scope (the Go version changed their layout)")
+	}
+	po[t] = f.Offset
+	return f.Offset, nil
 }

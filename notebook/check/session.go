@@ -113,9 +113,11 @@ type Session struct {
 	names   map[string]*Entry            // current binding of each top-level name
 	methods map[*Entry]map[string]*Entry // type entry → method name → method
 	byObj   map[types.Object]*Entry      // every entry ever, by object
-	imports map[string]*Import           // local name → import (named imports)
-	special []*Import                    // dot and blank imports
-	sources map[int]string               // cell sources, for carets in errors
+	// parentOffsets: see adopt.
+	parentOffsets parentOffsets
+	imports       map[string]*Import // local name → import (named imports)
+	special       []*Import          // dot and blank imports
+	sources       map[int]string     // cell sources, for carets in errors
 	// committed remembers the last committed cell of each source (Rerun).
 	committed map[string]*committedCell
 }
@@ -131,15 +133,16 @@ func NewSession(conf Config) *Session {
 		conf.FileSet = fset
 	}
 	return &Session{
-		conf:      conf,
-		pkg:       types.NewPackage("main", "main"),
-		fset:      fset,
-		names:     map[string]*Entry{},
-		methods:   map[*Entry]map[string]*Entry{},
-		byObj:     map[types.Object]*Entry{},
-		imports:   map[string]*Import{},
-		sources:   map[int]string{},
-		committed: map[string]*committedCell{},
+		conf:          conf,
+		pkg:           types.NewPackage("main", "main"),
+		fset:          fset,
+		names:         map[string]*Entry{},
+		methods:       map[*Entry]map[string]*Entry{},
+		byObj:         map[types.Object]*Entry{},
+		parentOffsets: parentOffsets{},
+		imports:       map[string]*Import{},
+		sources:       map[int]string{},
+		committed:     map[string]*committedCell{},
 	}
 }
 
