@@ -126,11 +126,13 @@ func etcdErr(ctx context.Context, err error) error {
 
 // connectTimeout bounds how long a leader waits for etcd to answer;
 // closeTimeout how long leaving a round may wait for it; rewatchEvery how
-// often a member waiting for a round renews its watch.
+// often a member waiting for a round renews its watch; joinerGrace how
+// much longer than the leader a member waits for a round to complete.
 const (
 	connectTimeout = 15 * time.Second
 	closeTimeout   = 2 * time.Second
 	rewatchEvery   = 500 * time.Millisecond
+	joinerGrace    = 10 * time.Second
 )
 
 func (b *etcdBackend) Lead(ctx context.Context, spec Spec, self Member) (*Round, error) {
@@ -307,7 +309,16 @@ func (b *etcdBackend) joinRound(ctx context.Context, id int64, spec Spec, self M
 
 // barrier waits until every node of round id has its key.
 func (b *etcdBackend) barrier(ctx context.Context, id int64, spec Spec, self Member, sess *concurrency.Session, leader bool) (*Round, error) {
-	deadline := time.Now().Add(b.joinTimeout)
+	// The leader names the nodes that did not join, and gives the round up
+	// (its lease, and with it the round key, goes). A member whose own
+	// deadline passed first would revoke its key just before the leader's
+	// last look, and be named missing with the others: members wait a
+	// grace period longer, for the leader's verdict.
+	wait := b.joinTimeout
+	if !leader {
+		wait += joinerGrace
+	}
+	deadline := time.Now().Add(wait)
 	nodes := b.key(id, "node", -1)
 	for {
 		tr, err := b.cli.Txn(ctx).Then(clientv3.OpGet(nodes, clientv3.WithPrefix()), clientv3.OpGet(b.roundKey())).Commit()
@@ -336,7 +347,7 @@ func (b *etcdBackend) barrier(ctx context.Context, id int64, spec Spec, self Mem
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return nil, missingError(id, spec, present, b.joinTimeout)
+			return nil, missingError(id, spec, present, wait)
 		}
 		wctx, cancel := context.WithTimeout(ctx, left)
 		wch := b.cli.Watch(wctx, b.prefix, clientv3.WithPrefix(), clientv3.WithRev(tr.Header.Revision+1))

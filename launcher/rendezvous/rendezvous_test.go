@@ -181,7 +181,9 @@ func TestMissingNodeNamed(t *testing.T) {
 		// Roomy enough that node 1 joins in time on a loaded machine.
 		conf := map[string]string{"join_timeout": "10"}
 		lead := k.newMember(t, conf)
-		b := join(ctx, k.newMember(t, conf), rendezvous.Member{Rank: 1}, 0)
+		// Node 1's own timeout passes long before the leader's: it must
+		// not leave (and be named missing) before the leader's verdict.
+		b := join(ctx, k.newMember(t, map[string]string{"join_timeout": "1"}), rendezvous.Member{Rank: 1}, 0)
 		start := time.Now()
 		_, err := lead.Lead(ctx, rendezvous.Spec{NumNodes: 3, NProc: 1}, rendezvous.Member{Rank: 0})
 		if err == nil || !strings.Contains(err.Error(), "node 2 of 3 did not join round") || !strings.Contains(err.Error(), "within 10s") {
