@@ -66,10 +66,11 @@ func SplitCells(src []byte) []string {
 type declGraph struct {
 	n    int
 	uses [][]int
+	step []bool // the declaration runs code when its cell runs: var, init, main
 }
 
 func newDeclGraph(decls []ast.Decl) *declGraph {
-	g := &declGraph{n: len(decls), uses: make([][]int, len(decls))}
+	g := &declGraph{n: len(decls), uses: make([][]int, len(decls)), step: make([]bool, len(decls))}
 	declaring := map[string][]int{} // top-level name → declarations
 	methods := map[string][]int{}   // receiver type name → its methods
 	var inits []int
@@ -84,13 +85,16 @@ func newDeclGraph(decls []ast.Decl) *declGraph {
 				}
 			case d.Name.Name == "init":
 				inits = append(inits, i)
+				g.step[i] = true
 			case d.Name.Name == "main":
 				mainDecl = i
+				g.step[i] = true
 				declaring["main"] = append(declaring["main"], i)
 			default:
 				declaring[d.Name.Name] = append(declaring[d.Name.Name], i)
 			}
 		case *ast.GenDecl:
+			g.step[i] = d.Tok == token.VAR
 			for _, s := range d.Specs {
 				switch s := s.(type) {
 				case *ast.TypeSpec:
@@ -149,8 +153,12 @@ func newDeclGraph(decls []ast.Decl) *declGraph {
 }
 
 // order returns the strongly connected components (each in source order)
-// so that every component comes after the ones it uses, preferring the
-// component with the earliest declaration.
+// so that every component comes after the ones it uses. Components that
+// run code when their cell runs (variables, init, main) are the steps of
+// Go's package initialization, taken as Go takes them: the earliest in
+// source order whose steps it depends on, directly or through functions,
+// are done. The functions, types and constants a step uses come just
+// before it; those no step uses, at the end in source order.
 func (g *declGraph) order() [][]int {
 	comp := g.components()
 	nc := 0
@@ -158,41 +166,74 @@ func (g *declGraph) order() [][]int {
 		nc = max(nc, c+1)
 	}
 	members := make([][]int, nc)
+	step := make([]bool, nc)
 	for i, c := range comp {
 		members[c] = append(members[c], i)
+		step[c] = step[c] || g.step[i]
 	}
-	deps := make([]map[int]bool, nc) // component → components it uses
-	for c := range deps {
-		deps[c] = map[int]bool{}
-	}
+	deps := make([][]int, nc) // component → components it uses, earliest first
 	for i, us := range g.uses {
 		for _, j := range us {
-			if comp[i] != comp[j] {
-				deps[comp[i]][comp[j]] = true
+			if comp[i] != comp[j] && !slices.Contains(deps[comp[i]], comp[j]) {
+				deps[comp[i]] = append(deps[comp[i]], comp[j])
 			}
 		}
 	}
+	for c := range deps {
+		slices.SortFunc(deps[c], func(a, b int) int { return members[a][0] - members[b][0] })
+	}
+	byFirst := make([]int, nc)
+	for c := range byFirst {
+		byFirst[c] = c
+	}
+	slices.SortFunc(byFirst, func(a, b int) int { return members[a][0] - members[b][0] })
+
 	done := make([]bool, nc)
 	var out [][]int
-	for len(out) < nc {
-		next := -1
-		for c := 0; c < nc; c++ {
-			if done[c] {
-				continue
-			}
-			ready := true
-			for d := range deps[c] {
-				if !done[d] {
-					ready = false
-					break
+	var emit func(c int)
+	emit = func(c int) {
+		if done[c] {
+			return
+		}
+		done[c] = true
+		for _, d := range deps[c] {
+			emit(d)
+		}
+		out = append(out, members[c])
+	}
+	// ready: every step c reaches through non-step components is done.
+	ready := func(c int) bool {
+		seen := make([]bool, nc)
+		var walk func(c int) bool
+		walk = func(c int) bool {
+			for _, d := range deps[c] {
+				if seen[d] || done[d] {
+					continue
+				}
+				seen[d] = true
+				if step[d] || !walk(d) {
+					return false
 				}
 			}
-			if ready && (next < 0 || members[c][0] < members[next][0]) {
+			return true
+		}
+		return walk(c)
+	}
+	for {
+		next := -1
+		for _, c := range byFirst {
+			if step[c] && !done[c] && ready(c) {
 				next = c
+				break
 			}
 		}
-		done[next] = true
-		out = append(out, members[next])
+		if next < 0 {
+			break
+		}
+		emit(next)
+	}
+	for _, c := range byFirst {
+		emit(c)
 	}
 	return out
 }

@@ -68,3 +68,36 @@ func TestSplitCellsKeepsAnUnparsableProgramWhole(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// Variables are initialized as Go initializes a package: the earliest in
+// source order whose dependencies (through functions too) are initialized;
+// a function comes just before the first variable that needs it. The
+// example is the Go specification's (d, b, c, a), then test/fixedbugs/
+// issue66585.go's (a before b, although b depends only on x).
+func TestSplitCellsInitializesVariablesInGoOrder(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want []string
+	}{
+		{`package main
+var a = c + b
+var b = f()
+var c = f()
+var d = 3
+func f() int { d++; return d }
+func main() {}
+`, []string{"var d = 3", "func f() int { d++; return d }", "var b = f()", "var c = f()", "var a = c + b", "func main() {}"}},
+		{`package main
+var x = 0
+var a = foo()
+var b = x
+func foo() int { x++; return x }
+type unused struct{}
+func main() {}
+`, []string{"var x = 0", "func foo() int { x++; return x }", "var a = foo()", "var b = x", "type unused struct{}", "func main() {}"}},
+	} {
+		if got := SplitCells([]byte(tc.src)); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("cells\n%q\nwant\n%q", got, tc.want)
+		}
+	}
+}
