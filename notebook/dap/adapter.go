@@ -82,9 +82,10 @@ type Adapter struct {
 	seq         int
 	send        func(event []byte)
 	attached    bool
-	sources     map[string]string // file → code
-	cellPath    map[int]string    // cell → file of its code
-	breakpoints map[string][]int  // file → lines
+	sources     map[string]string             // file → code
+	cellPath    map[int]string                // cell → file of its code
+	breakpoints map[string][]int              // file → lines
+	rules       map[string]map[int]*breakRule // file → line → condition, hit count, log message
 	programs    []program
 	marked      map[*interp.Program][]reflect.Value // entry nodes given breakpoints (nodes.go)
 	kinds       map[posKey]bpKind                   // which node of a statement a stop is on
@@ -118,6 +119,7 @@ func New(opts Options) *Adapter {
 	return &Adapter{
 		opts: opts, dir: dir,
 		sources: map[string]string{}, cellPath: map[int]string{}, breakpoints: map[string][]int{},
+		rules: map[string]map[int]*breakRule{},
 		stops: map[int]*stop{}, refs: map[int]*ref{}, frames: map[int]*interp.DebugFrame{},
 		marked: map[*interp.Program][]reflect.Value{}, kinds: map[posKey]bpKind{},
 	}
@@ -329,7 +331,9 @@ func capabilities() map[string]any {
 	return map[string]any{
 		"supportsConfigurationDoneRequest":      true,
 		"supportsEvaluateForHovers":             true,
-		"supportsConditionalBreakpoints":        false,
+		"supportsConditionalBreakpoints":        true,
+		"supportsHitConditionalBreakpoints":     true,
+		"supportsLogPoints":                     true,
 		"supportsFunctionBreakpoints":           false,
 		"supportsSetVariable":                   false,
 		"supportsStepBack":                      false,
@@ -411,6 +415,7 @@ func (a *Adapter) disconnect() reply {
 	was := a.attached
 	a.attached = false
 	a.breakpoints = map[string][]int{}
+	a.rules = map[string]map[int]*breakRule{}
 	r := a.run
 	if r != nil {
 		a.applyLocked(r, a.programs)
@@ -529,7 +534,10 @@ func (a *Adapter) setBreakpoints(args json.RawMessage) reply {
 			Path string `json:"path"`
 		} `json:"source"`
 		Breakpoints []struct {
-			Line int `json:"line"`
+			Line         int    `json:"line"`
+			Condition    string `json:"condition"`
+			HitCondition string `json:"hitCondition"`
+			LogMessage   string `json:"logMessage"`
 		} `json:"breakpoints"`
 		Lines []int `json:"lines"`
 	}
@@ -537,11 +545,24 @@ func (a *Adapter) setBreakpoints(args json.RawMessage) reply {
 		return reply{err: fmt.Errorf("setBreakpoints: %w", err)}
 	}
 	var lines []int
+	rules := map[int]*breakRule{}
 	seen := map[int]bool{}
-	for _, b := range in.Breakpoints {
-		if b.Line > 0 && !seen[b.Line] {
+	out := make([]any, 0, len(in.Breakpoints))
+	for i, b := range in.Breakpoints {
+		bp := map[string]any{"id": i + 1, "verified": true, "line": b.Line, "source": map[string]any{"path": in.Source.Path}}
+		out = append(out, bp)
+		rule, err := newBreakRule(b.Condition, b.HitCondition, b.LogMessage)
+		switch {
+		case err != nil:
+			bp["verified"], bp["message"] = false, err.Error()
+		case b.Line <= 0:
+			bp["verified"], bp["message"] = false, fmt.Sprintf("line %d is not a line of the cell", b.Line)
+		case !seen[b.Line]:
 			seen[b.Line] = true
 			lines = append(lines, b.Line)
+			if !rule.none() {
+				rules[b.Line] = rule
+			}
 		}
 	}
 	if len(in.Breakpoints) == 0 {
@@ -549,6 +570,7 @@ func (a *Adapter) setBreakpoints(args json.RawMessage) reply {
 			if l > 0 && !seen[l] {
 				seen[l] = true
 				lines = append(lines, l)
+				out = append(out, map[string]any{"id": len(out) + 1, "verified": true, "line": l, "source": map[string]any{"path": in.Source.Path}})
 			}
 		}
 	}
@@ -558,14 +580,15 @@ func (a *Adapter) setBreakpoints(args json.RawMessage) reply {
 	} else {
 		a.breakpoints[in.Source.Path] = lines
 	}
+	if len(rules) == 0 {
+		delete(a.rules, in.Source.Path)
+	} else {
+		a.rules[in.Source.Path] = rules
+	}
 	if a.run != nil {
 		a.applyLocked(a.run, a.programs)
 	}
 	a.mu.Unlock()
-	out := make([]any, 0, len(lines))
-	for i, l := range lines {
-		out = append(out, map[string]any{"id": i + 1, "verified": true, "line": l, "source": map[string]any{"path": in.Source.Path}})
-	}
 	return reply{body: map[string]any{"breakpoints": out}}
 }
 

@@ -35,7 +35,10 @@
 // A step moves by source line: the interpreter stops at every node, and the
 // adapter steps on while the line, the function and the depth stay the same
 // and over code that is not a cell's. A line breakpoint is set on the
-// statement's first node to run (see nodes.go).
+// statement's first node to run (see nodes.go). A breakpoint's condition,
+// hit condition and log message (condition.go) are judged when a thread
+// arrives: one that does not stop is resumed, or, when it was stepping
+// over a call, taken out of the callee to go on with its step.
 //
 // JupyterLab addresses every request to thread 1. A request for a thread
 // that is not stopped goes to the lowest-numbered thread that is, so a

@@ -225,16 +225,7 @@ func (a *Adapter) lookup(ctx context.Context, frameID int) (lookupFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(name string) (reflect.Value, bool) {
-		for _, scope := range [][]Var{locals, globals} {
-			for _, v := range scope {
-				if v.Name == name {
-					return v.Value, true
-				}
-			}
-		}
-		return reflect.Value{}, false
-	}, nil
+	return scopesLookup(locals, globals), nil
 }
 
 func (a *Adapter) evaluateRequest(ctx context.Context, args json.RawMessage) reply {

@@ -63,6 +63,20 @@ type location struct {
 	raw   posKey // the position as yaegi reports it
 }
 
+// calledFrom reports whether l is in a function called, directly or not,
+// from where from is. A cell's own statements run in yaegi's root frame
+// ("<init>"), which FrameDepth counts as 1, as it does the first function
+// they call: everything that is not the root is called from it.
+func (l location) calledFrom(from location) bool {
+	if from.fn == rootFrame {
+		return l.fn != rootFrame
+	}
+	return l.depth > from.depth
+}
+
+// rootFrame is the name yaegi gives the frame of a program's top level.
+const rootFrame = "<init>"
+
 // cellCode reports whether the location is in a cell's code.
 func (l location) cellCode() bool { return cellOf(l.file) > 0 }
 
@@ -195,6 +209,31 @@ func (a *Adapter) onEvent(r *run, e *interp.DebugEvent) {
 				}
 				isBreak = false
 			}
+		}
+	}
+	if rule := a.ruleAtLocked(at); isBreak && rule != nil {
+		stop, output := a.decideLocked(rule, e)
+		if output != "" {
+			a.mu.Unlock()
+			a.Output("console", output)
+			a.mu.Lock()
+		}
+		if !stop {
+			st := r.stepping[id]
+			switch {
+			case st == nil:
+				a.mu.Unlock()
+				go a.wake(r, id, 0)
+				return
+			case st.mode != interp.DebugStepInto && at.calledFrom(st.from):
+				// A step over a call arrived at a breakpoint in the callee
+				// that does not stop: out of the callee, the step goes on.
+				st.count++
+				a.mu.Unlock()
+				go a.wake(r, id, interp.DebugStepOut)
+				return
+			}
+			isBreak = false // a step that arrived here: the step decides
 		}
 	}
 	if st := r.stepping[id]; st != nil && !isBreak && st.count < maxAutoSteps && st.moveOn(at) {
@@ -458,7 +497,7 @@ func (a *Adapter) stackTrace(args json.RawMessage) reply {
 // frameName names a frame as the panel shows it.
 func frameName(name, file string) string {
 	switch name {
-	case "<init>":
+	case rootFrame:
 		if n := cellOf(file); n > 0 {
 			return "cell[" + strconv.Itoa(n) + "]"
 		}
