@@ -23,6 +23,22 @@ import (
 // for each node agent of the round to connect.
 const agentConnectTimeout = 30 * time.Second
 
+// finishTimeout bounds telling the other nodes that this one finished or
+// failed: the leader may already have stopped its embedded etcd, and the
+// etcd client retries a request to a server that is gone for as long as
+// its context lets it.
+const finishTimeout = 2 * time.Second
+
+// failRound tells the other nodes of round why this one failed, within
+// finishTimeout.
+func failRound(ctx context.Context, round *rendezvous.Round, reason string) {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	if err := round.Fail(fctx, reason); err != nil {
+		log.WithError(err).Debug("launcher: telling the other nodes this one failed")
+	}
+}
+
 // cluster is the multi-node side of a launch on this node: the rendezvous
 // backend, the embedded etcd it may run, and on node 0 (the leader) the
 // coordinator that node agents connect to.
@@ -216,7 +232,7 @@ func (c *cluster) attempt(ctx context.Context, mode string, restart int, payload
 	c.after = round.ID
 	if !c.leader {
 		if err := c.adopt(round, mode, &restart); err != nil {
-			round.Fail(ctx, err.Error())
+			failRound(ctx, round, err.Error())
 			return nil, nil, err
 		}
 	}
@@ -227,7 +243,7 @@ func (c *cluster) attempt(ctx context.Context, mode string, restart int, payload
 	if c.leader {
 		var f groupFailure
 		if links, f, err = c.connectAgents(ctx, round); err != nil || f != nil {
-			round.Fail(ctx, "the launch could not start on every node")
+			failRound(ctx, round, "the launch could not start on every node")
 			return nil, f, err
 		}
 		for _, a := range links {
@@ -240,7 +256,7 @@ func (c *cluster) attempt(ctx context.Context, mode string, restart int, payload
 	}
 	g, err := l.startGroup(mode, restart, payload)
 	if err != nil {
-		round.Fail(ctx, err.Error())
+		failRound(ctx, round, err.Error())
 		for _, a := range links {
 			_ = a.c.send(ctlMsg{T: ctlStop})
 		}
@@ -251,9 +267,11 @@ func (c *cluster) attempt(ctx context.Context, mode string, restart int, payload
 	res, f, err := l.supervise(ctx, mode, g, rm)
 	rm.close()
 	if f == nil && err == nil {
-		if ferr := round.Finish(context.WithoutCancel(ctx)); ferr != nil {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+		if ferr := round.Finish(fctx); ferr != nil {
 			log.WithError(ferr).Debug("launcher: telling the other nodes this one finished")
 		}
+		cancel()
 	}
 	return res, f, err
 }
