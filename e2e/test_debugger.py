@@ -184,6 +184,28 @@ def test_stop_on_breakpoint(kernel, dbg):
     assert "cells now run on the interpreter" in notes
 
 
+def test_conditional_breakpoint_and_logpoint(kernel, dbg):
+    _, kc = kernel
+    code = "t := 0\nfor i := 0; i < 5; i++ {\n\tt += i\n}\nt"
+    source = dbg.body("dumpCell", {"code": code})["sourcePath"]
+    reply = dbg.body("setBreakpoints", {"source": {"path": source}, "sourceModified": False, "breakpoints": [
+        {"line": 2, "logMessage": "loop starts at t={t}"},
+        {"line": 3, "condition": "i == 3"},
+        {"line": 5, "condition": "t >"}]})
+    assert [b["verified"] for b in reply["breakpoints"]] == [True, True, False]
+    assert "not a Go expression" in reply["breakpoints"][2]["message"]
+    dbg.body("configurationDone")
+    msg_id = kc.execute(code)
+    assert dbg.event("stopped")["reason"] == "breakpoint"
+    frame, _ = dbg.top_frame()
+    assert frame["line"] == 3
+    assert dbg.body("evaluate", {"expression": "t", "frameId": frame["id"], "context": "repl"})["result"] == "3"
+    assert dbg.event("output", where=lambda b: "loop starts" in b.get("output", ""))["output"] == "loop starts at t=0\n"
+    dbg.body("continue", {"threadId": 1})
+    reply, out = dbg.finish(msg_id)
+    assert reply["content"]["status"] == "ok" and result_text(out) == "10"
+
+
 def test_breakpoint_in_cell_with_leading_empty_lines(kernel, dbg):
     _, kc = kernel
     code = "\n" + F_CELL
