@@ -548,9 +548,14 @@ func (a *Adapter) setBreakpoints(args json.RawMessage) reply {
 	rules := map[int]*breakRule{}
 	seen := map[int]bool{}
 	out := make([]any, 0, len(in.Breakpoints))
-	for i, b := range in.Breakpoints {
-		bp := map[string]any{"id": i + 1, "verified": true, "line": b.Line, "source": map[string]any{"path": in.Source.Path}}
+	// reported adds the response's breakpoint for line, verified.
+	reported := func(line int) map[string]any {
+		bp := map[string]any{"id": len(out) + 1, "verified": true, "line": line, "source": map[string]any{"path": in.Source.Path}}
 		out = append(out, bp)
+		return bp
+	}
+	for _, b := range in.Breakpoints {
+		bp := reported(b.Line)
 		rule, err := newBreakRule(b.Condition, b.HitCondition, b.LogMessage)
 		switch {
 		case err != nil:
@@ -570,7 +575,7 @@ func (a *Adapter) setBreakpoints(args json.RawMessage) reply {
 			if l > 0 && !seen[l] {
 				seen[l] = true
 				lines = append(lines, l)
-				out = append(out, map[string]any{"id": len(out) + 1, "verified": true, "line": l, "source": map[string]any{"path": in.Source.Path}})
+				reported(l)
 			}
 		}
 	}

@@ -23,6 +23,28 @@ func (s *session) setRules(code string, bps ...map[string]any) []any {
 	return r["breakpoints"].([]any)
 }
 
+// outputUntilStopped waits for the next stopped event and returns the
+// console output that came before it.
+func (s *session) outputUntilStopped() []string {
+	s.t.Helper()
+	var out []string
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case e := <-s.events:
+			b, _ := e["body"].(map[string]any)
+			switch e["event"] {
+			case "output":
+				out = append(out, b["output"].(string))
+			case "stopped":
+				return out
+			}
+		case <-deadline:
+			s.t.Fatal("no stop within 10s")
+		}
+	}
+}
+
 // localOf is a local's value in thread 1's innermost frame.
 func (s *session) localOf(name string) any {
 	s.t.Helper()
@@ -60,21 +82,9 @@ func TestHitConditionAndLogpoint(t *testing.T) {
 		map[string]any{"line": 4, "hitCondition": "% 2"})
 	done := s.start(context.Background(), 2, "r := sum(5)")
 	var logged []string
-	deadline := time.After(10 * time.Second)
-	for stopped := false; !stopped; {
-		select {
-		case e := <-s.events:
-			b, _ := e["body"].(map[string]any)
-			switch e["event"] {
-			case "output":
-				if o := b["output"].(string); strings.HasPrefix(o, "sum(") {
-					logged = append(logged, o)
-				}
-			case "stopped":
-				stopped = true
-			}
-		case <-deadline:
-			t.Fatal("no stop within 10s")
+	for _, o := range s.outputUntilStopped() {
+		if strings.HasPrefix(o, "sum(") {
+			logged = append(logged, o)
 		}
 	}
 	if len(logged) != 1 || logged[0] != "sum(5) starts, {literal}\n" {
@@ -117,22 +127,7 @@ func TestBadBreakpointRulesAreNamed(t *testing.T) {
 	// A condition that cannot be evaluated stops, and says why.
 	s.setRules(loopFunc, map[string]any{"line": 6, "condition": "nosuch > 1"})
 	done := s.start(context.Background(), 2, "r := sum(3)")
-	var out string
-	deadline := time.After(10 * time.Second)
-	for stopped := false; !stopped; {
-		select {
-		case e := <-s.events:
-			b, _ := e["body"].(map[string]any)
-			switch e["event"] {
-			case "output":
-				out += b["output"].(string)
-			case "stopped":
-				stopped = true
-			}
-		case <-deadline:
-			t.Fatal("no stop within 10s")
-		}
-	}
+	out := strings.Join(s.outputUntilStopped(), "")
 	if !strings.Contains(out, "breakpoint condition nosuch > 1") {
 		t.Errorf("console: %q", out)
 	}
