@@ -34,9 +34,13 @@ replace github.com/goaccel/goaccel => $root
 EOF
 cp "$root/go.sum" go.sum
 export GOWORK=off GOFLAGS=-mod=mod
+# go get and go mod download fetch what building the modules' packages
+# needs; the kernel also lists the session's whole module graph (go list -m
+# all), which reads the go.mod of modules no package needs (fonts, pdf
+# helpers of gonum/plot), so that is fetched too.
 fetch() {
   # shellcheck disable=SC2086
-  go get $mods && go mod download
+  go get $mods && go mod download && go list -m -json all >/dev/null
 }
 if GOPROXY=off fetch >/dev/null 2>&1; then
   exit 0

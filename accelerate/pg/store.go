@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -330,6 +331,8 @@ type StoreClient struct {
 
 	mu     sync.Mutex
 	broken error
+
+	grace time.Duration // storeGrace when zero; tests shorten it
 }
 
 // DialStore connects to the store at addr and authenticates with secret.
@@ -376,18 +379,44 @@ func (c *StoreClient) do(ctx context.Context, op byte, args ...[]byte) (byte, []
 	return c.doWait(ctx, 0, op, args...)
 }
 
+// storeGrace is how long past the time a store was asked to answer by the
+// client waits for the answer before it takes the store for silent. The store
+// answers a get that timed out by itself, at that same instant; the grace
+// covers the trip back on a busy machine, not a second chance for the key.
+const storeGrace = 10 * time.Second
+
 // doWait is do with the server-side wait of a get set to wait (when
 // positive) instead of ctx's deadline.
+//
+// The error contract (for Get, GetWait and every other call):
+//   - ctx's deadline passing is not a failure of the connection: the store
+//     was told how long to wait and answers by itself (a get then wraps
+//     ErrKeyTimeout), so the client waits for that answer and stays usable.
+//     A deadline that has already passed when the call starts returns an
+//     error wrapping context.DeadlineExceeded without a request.
+//   - ctx being cancelled interrupts the request at once: the error wraps
+//     context.Canceled (or ctx's cause) and, since an answer may still be
+//     on its way, the connection can no longer be trusted and is closed.
+//   - A store silent for grace past the time it was asked to answer, or a
+//     connection that fails, breaks the client too: that call and every
+//     later one return an error naming the store ("connection lost").
 func (c *StoreClient) doWait(ctx context.Context, wait time.Duration, op byte, args ...[]byte) (byte, [][]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.broken != nil {
 		return 0, nil, c.broken
 	}
+	if err := context.Cause(ctx); err != nil && ctx.Err() == context.Canceled {
+		return 0, nil, fmt.Errorf("pg: store %s: %w", c.addr, err)
+	}
+	grace := c.grace
+	if grace == 0 {
+		grace = storeGrace
+	}
 	var timeout time.Duration
 	if dl, ok := ctx.Deadline(); wait > 0 && (!ok || time.Until(dl) > wait) {
 		timeout = wait
-		_ = c.conn.SetDeadline(time.Now().Add(wait + 2*time.Second))
+		_ = c.conn.SetDeadline(time.Now().Add(wait + grace))
 	} else if ok {
 		timeout = time.Until(dl)
 		if timeout <= 0 {
@@ -396,17 +425,23 @@ func (c *StoreClient) doWait(ctx context.Context, wait time.Duration, op byte, a
 		if timeout < time.Millisecond {
 			timeout = time.Millisecond
 		}
-		// The server answers "timeout" by itself; the grace period only
-		// covers a store that went silent.
-		_ = c.conn.SetDeadline(dl.Add(2 * time.Second))
+		_ = c.conn.SetDeadline(time.Now().Add(timeout + grace))
 	} else {
 		_ = c.conn.SetDeadline(time.Time{})
 	}
-	stop := context.AfterFunc(ctx, func() { _ = c.conn.SetDeadline(time.Unix(1, 0)) })
+	// Only a cancellation interrupts the exchange; a deadline is answered
+	// by the store (see above).
+	stop := context.AfterFunc(ctx, func() {
+		if ctx.Err() == context.Canceled {
+			_ = c.conn.SetDeadline(time.Unix(1, 0))
+		}
+	})
 	defer stop()
 	fail := func(err error) (byte, [][]byte, error) {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("pg: store %s: %w", c.addr, ctx.Err())
+		if ctx.Err() == context.Canceled {
+			err = fmt.Errorf("pg: store %s: %w", c.addr, context.Cause(ctx))
+		} else if errors.Is(err, os.ErrDeadlineExceeded) {
+			err = fmt.Errorf("pg: store %s: connection lost: no answer %v after the store was due to answer", c.addr, grace)
 		} else {
 			err = fmt.Errorf("pg: store %s: connection lost: %w", c.addr, err)
 		}
@@ -438,7 +473,10 @@ func (c *StoreClient) Set(ctx context.Context, key string, value []byte) error {
 }
 
 // Get returns the value of key, waiting until some client sets it or ctx's
-// deadline passes (then the error wraps ErrKeyTimeout).
+// deadline passes. When the deadline passes the store answers that the key
+// did not appear: the error wraps ErrKeyTimeout and the client stays usable.
+// Cancelling ctx returns an error wrapping context.Canceled and closes the
+// client (see doWait for the whole contract).
 func (c *StoreClient) Get(ctx context.Context, key string) ([]byte, error) {
 	status, out, err := c.do(ctx, storeGet, []byte(key))
 	if err != nil {

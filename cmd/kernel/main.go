@@ -30,6 +30,7 @@ const usage = `goaccel — a Jupyter kernel for Go with Accelerate's notebook wo
 Usage:
   goaccel install [--user | --sys-prefix | --prefix DIR] [--name N] [--display-name D] [--env K=V]...
   goaccel uninstall [--user | --sys-prefix | --prefix DIR] [--name N]
+  goaccel prebuild [--quiet] [PACKAGE...]
   goaccel kernel -f CONNECTION_FILE
   goaccel node --rdzv-endpoint HOST:PORT [--rdzv-backend etcd|static|c10d] [--rdzv-id ID]
                [--node-rank R] [--nproc-per-node P] [--rdzv-conf KEY=VALUE]... [--host ADDR]
@@ -47,6 +48,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = install(args[1:], stdout, stderr)
 	case "uninstall":
 		err = uninstall(args[1:], stdout, stderr)
+	case "prebuild":
+		err = prebuild(args[1:], stdout, stderr)
 	case "kernel":
 		err = runKernel(args[1:], stderr)
 	case "node":
