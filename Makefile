@@ -30,7 +30,7 @@ export GOACCEL_VENV := $(VENV)
 # os.Exit in a package a cell calls from ending the kernel.
 LDFLAGS := -checklinkname=0 -extldflags=-Wl,-z,lazy -X github.com/goaccel/goaccel/notebook/build.SourceDir=$(CURDIR)
 
-.PHONY: all build lab test test-deps notebook-mods go-test e2e browser-test bench fidelity vet fmt-check clean venv browser-deps etcd-deps
+.PHONY: all build prebuild lab test test-deps notebook-mods go-test e2e browser-test bench fidelity vet fmt-check clean venv browser-deps etcd-deps
 
 all: build
 
@@ -63,12 +63,18 @@ vet:
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-ed:"; echo "$$out"; exit 1; fi
 
-go-test: build
+# The packages cells import, built for plugins ahead of the tests (and of
+# the first cell after `make lab`): a cold machine needs tens of seconds for
+# them, which no test should spend inside a cell.
+prebuild: build
+	./$(BIN) prebuild
+
+go-test: build prebuild
 	# One package at a time: launch, rendezvous and plugin-building tests are
 	# timing-sensitive and share two cores with each other otherwise.
 	$(GO) test -p 1 -ldflags='$(LDFLAGS)' -count=1 -timeout 20m ./...
 
-e2e: build
+e2e: build prebuild
 	cd e2e && $(PY) -m pytest -p no:cacheprovider -q .
 
 browser-test: build

@@ -32,6 +32,7 @@ import (
 	"github.com/goaccel/goaccel/display"
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/launcher"
+	"github.com/goaccel/goaccel/notebook/build"
 )
 
 // launchPayload is what Prepare hands the workers.
@@ -45,9 +46,10 @@ type launchPayload struct {
 	Args    []json.RawMessage `json:"args"`
 	// Variadic marks a function whose last parameter is ...T (Params holds []T).
 	Variadic bool `json:"variadic,omitempty"`
-	// Archives are the export data files the kernel's builder knows, by
-	// import path (compiled cells; see prebuildWorker).
-	Archives map[string]string `json:"archives,omitempty"`
+	// Build is the kernel's cell builder state: the session module and the
+	// export data it knows (compiled cells; see prebuildWorker), so that
+	// the workers import what the cells import, at the same versions.
+	Build *build.State `json:"build,omitempty"`
 }
 
 type carriedVar struct {

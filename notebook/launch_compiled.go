@@ -880,22 +880,27 @@ func carries(p launchPayload) bool {
 // prebuildWorker builds the cells the workers will run, in the kernel,
 // once: the workers then find their plugins in the build cache instead of
 // each building the same ones at the same time. It also records in p the
-// export data the kernel's builder knows, so that a worker on this machine
-// does not ask the go command for it again. A failure is left to the
-// workers to report, in their words.
+// kernel's builder state: the session module, so that a worker imports
+// every package at the version the cells did (and on another machine
+// fetches it), and the export data the builder knows, so that a worker on
+// this machine does not ask the go command for it again. A failure to
+// build is left to the workers to report, in their words.
 func (e *Engine) prebuildWorker(p *launchPayload) {
 	ctx := launcher.CellContext()
 	opts := compiled.Options{Builder: e.builder, AutoImport: e.autoImportPath}
 	_ = compiled.Prebuild(ctx, opts, planWorker(*p).cells)
-	p.Archives = e.builder.Archives()
+	st := e.builder.State()
+	p.Build = &st
 }
 
 // runCompiledWorker is Run for compiled cells: it runs the planned cells,
 // setting the carried values and the arguments into the variables the
 // first one declares before the call.
 func (e *Engine) runCompiledWorker(ctx context.Context, p launchPayload) ([]byte, error) {
-	if len(p.Archives) > 0 {
-		e.builder.UseArchives(p.Archives)
+	if p.Build != nil {
+		if err := e.builder.AdoptState(ctx, *p.Build); err != nil {
+			return nil, fmt.Errorf("taking the notebook's modules: %w", err)
+		}
 	}
 	plan := planWorker(p)
 	cells := &workerCells{e: e, ctx: ctx, io: &workerIO{forward: display.Current()}}

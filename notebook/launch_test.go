@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/internal/modtest"
 	"github.com/goaccel/goaccel/launcher"
 	"github.com/goaccel/goaccel/notebook/compiled"
 	"github.com/goaccel/goaccel/notebook/fdcapture"
@@ -344,4 +346,38 @@ fmt.Println("results:", res[1][0].([]float64), err)`)
 		t.Fatalf("launch failed: %v\nstdout: %s\nstderr: %s", r.Err, io.text("stdout"), io.text("stderr"))
 	}
 	wantIn(t, "stdout", io.text("stdout"), "[rank 1] interpreted 3", "results: [6] <nil>")
+}
+
+// TestLaunchCarriesSideEffectImports: a package imported only for its init
+// (import _, as GoMLX's backends are) is imported by the workers too, so
+// what its init registers is there when the launched function runs, whether
+// the blank import came in an earlier cell or in the launching one.
+func TestLaunchCarriesSideEffectImports(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes that build cells")
+	}
+	e := launchEngine(t)
+	if e.comp == nil {
+		t.Skip("compiled cells unavailable:", e.compErr)
+	}
+	mod := modtest.CopyDir(t, filepath.Join("testdata", "registrymod"))
+	for _, cell := range []string{"%use " + mod, `import _ "example.com/gxregistry/plugin"`, `import (
+	"fmt"
+
+	"example.com/gxregistry"
+	"github.com/goaccel/goaccel/debuglauncher"
+)
+
+func registered() string { return fmt.Sprint(registry.Names()) }
+registered()`} {
+		if r, io := runLaunch(t, e, cell); r.Err != nil {
+			t.Fatalf("cell failed: %v\n%s", r.Err, io.text("stderr"))
+		}
+	}
+	r, io := runLaunch(t, e, `res, err := debuglauncher.DebugLauncher(registered, nil, 2)
+fmt.Println("workers:", res[0][0], res[1][0], err)`)
+	if r.Err != nil {
+		t.Fatalf("launch failed: %v\nstdout: %s\nstderr: %s", r.Err, io.text("stdout"), io.text("stderr"))
+	}
+	wantIn(t, "stdout", io.text("stdout"), "workers: [plugin] [plugin] <nil>")
 }

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,7 +29,7 @@ func main() {
 const usage = `goaccel — a Jupyter kernel for Go with Accelerate's notebook workflow
 
 Usage:
-  goaccel install [--user | --sys-prefix | --prefix DIR] [--name N] [--display-name D] [--env K=V]...
+  goaccel install [--user | --sys-prefix | --prefix DIR] [--name N] [--display-name D] [--env K=V]... [--no-prebuild]
   goaccel uninstall [--user | --sys-prefix | --prefix DIR] [--name N]
   goaccel prebuild [--quiet] [PACKAGE...]
   goaccel kernel -f CONNECTION_FILE
@@ -133,6 +134,7 @@ func install(args []string, stdout, stderr io.Writer) error {
 	display := fs.String("display-name", kernelspec.DefaultDisplayName, "name shown in Jupyter's kernel picker")
 	var envs multiFlag
 	fs.Var(&envs, "env", "`K=V` added to the kernel's environment (repeatable)")
+	noPrebuild := fs.Bool("no-prebuild", false, "do not build the packages cells import ahead of the first cell")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -160,6 +162,14 @@ func install(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "installed kernelspec %s in %s\n", o.Name, dir)
+	if *noPrebuild {
+		return nil
+	}
+	// Cells are compiled against packages built for plugins; building them
+	// now makes the first cell of a notebook answer at once.
+	if err := runPrebuild(context.Background(), stdout, false); err != nil {
+		return fmt.Errorf("the kernelspec is installed, but building the packages cells import failed (the first cells will build them): %w", err)
+	}
 	return nil
 }
 

@@ -51,7 +51,7 @@ func TestKernelRejectsBadConnectionFiles(t *testing.T) {
 
 func TestInstallUninstallVersion(t *testing.T) {
 	prefix := t.TempDir()
-	code, out, stderr := runCmd(t, "install", "--prefix", prefix, "--name", "go-cmd-test", "--display-name", "Go cmd test", "--env", "A=1")
+	code, out, stderr := runCmd(t, "install", "--prefix", prefix, "--name", "go-cmd-test", "--display-name", "Go cmd test", "--env", "A=1", "--no-prebuild")
 	if code != 0 {
 		t.Fatalf("install: %d %s", code, stderr)
 	}
@@ -107,5 +107,23 @@ func TestNodeRejectsBadOptions(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q lacks %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestPrebuild builds a package for compiled cells ahead of them and says
+// so; a package that does not exist is named in the error.
+func TestPrebuild(t *testing.T) {
+	code, out, stderr := runCmd(t, "prebuild", "strings")
+	if code != 0 {
+		t.Fatalf("prebuild strings: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "[1/1] strings") || !strings.Contains(out, "built 1 packages for compiled cells") {
+		if !strings.Contains(out, "skipped: compiled cells are unavailable") {
+			t.Fatalf("prebuild output %q", out)
+		}
+	}
+	code, _, stderr = runCmd(t, "prebuild", "--quiet", "example.invalid/nope")
+	if code == 0 || !strings.Contains(stderr, "prebuilding example.invalid/nope") {
+		t.Fatalf("prebuild of a missing package: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -57,7 +57,9 @@ func TestRunTimeout(t *testing.T) {
 	if !res.TimedOut || res.ExitCode != -1 {
 		t.Errorf("timed out %v, exit code %d", res.TimedOut, res.ExitCode)
 	}
-	if d := time.Since(start); d > 30*time.Second {
+	// sleepy.go sleeps an hour: returning at all shows the timeout acted
+	// (the bound leaves room for a cold build of the program).
+	if d := time.Since(start); d > 10*time.Minute {
 		t.Errorf("took %v", d)
 	}
 }

@@ -408,8 +408,8 @@ func (b *Builder) Adopt(path, archive string) {
 
 // Archives returns the compiled archives (export data) of the packages
 // the Builder resolved, by import path, other than cell packages. Another
-// process on this machine may Adopt them instead of resolving the same
-// packages again with the go command.
+// process on this machine may adopt them (State, AdoptState) instead of
+// resolving the same packages again with the go command.
 func (b *Builder) Archives() map[string]string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -420,21 +420,6 @@ func (b *Builder) Archives() map[string]string {
 		}
 	}
 	return out
-}
-
-// UseArchives records archives another Builder of the same configuration
-// resolved (see Archives), those whose files exist here: the packages need
-// no go command to be imported. Cells built against them get the keys
-// they would get after resolving the packages here (the paths are the go
-// build cache's, named by content).
-func (b *Builder) UseArchives(archives map[string]string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for p, a := range archives {
-		if _, known := b.archives[p]; !known && fileExists(a) {
-			b.archives[p] = a
-		}
-	}
 }
 
 // key is the cache key of a package: everything that decides its output.

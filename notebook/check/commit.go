@@ -341,14 +341,14 @@ func baseTypeName(t types.Type) string {
 	return ""
 }
 
-// bindImport records an import; the newest binding of a name wins.
+// bindImport records an import; the newest binding of a name wins. Blank
+// imports bind nothing but are kept (once per path): what their init does
+// is part of the session, and a launch replays them in the workers.
 func (s *Session) bindImport(im *Import) {
 	switch im.Name {
-	case "_":
-		return
-	case ".":
+	case "_", ".":
 		for _, old := range s.special {
-			if old.Name == "." && old.Path == im.Path {
+			if old.Name == im.Name && old.Path == im.Path {
 				return
 			}
 		}

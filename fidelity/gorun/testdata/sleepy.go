@@ -2,4 +2,4 @@ package main
 
 import "time"
 
-func main() { time.Sleep(time.Minute) }
+func main() { time.Sleep(time.Hour) }

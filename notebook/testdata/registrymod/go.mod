@@ -1,0 +1,3 @@
+module example.com/gxregistry
+
+go 1.22
