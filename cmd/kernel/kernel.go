@@ -19,6 +19,7 @@ import (
 	"github.com/goaccel/goaccel/launcher/rendezvous"
 	"github.com/goaccel/goaccel/notebook"
 	"github.com/goaccel/goaccel/notebook/fdcapture"
+	"github.com/goaccel/goaccel/pjrt"
 	"github.com/goaccel/goaccel/symbols"
 )
 
@@ -78,6 +79,7 @@ func runKernel(args []string, stderr io.Writer) error {
 		log.SetOutput(f)
 	}
 
+	configurePJRT(log)
 	engine, err := notebook.New(notebook.Options{
 		Capture:   capture,
 		Symbols:   []map[string]map[string]reflect.Value{symbols.Symbols},
@@ -115,6 +117,18 @@ func runKernel(args []string, stderr io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// configurePJRT points GoMLX at the PJRT plugins goaccel installed (cells
+// and launched workers inherit the environment); see package pjrt.
+func configurePJRT(log logrus.FieldLogger) {
+	plugins, err := pjrt.Configure(pjrt.DefaultSearch(), os.Setenv)
+	if err != nil {
+		log.WithError(err).Warn("looking for PJRT plugins")
+	}
+	if len(plugins) > 0 {
+		log.WithField("plugins", pjrt.Names(plugins)).WithField("dir", os.Getenv(pjrt.EnvLibraryPath)).Debug("PJRT plugins for GoMLX")
+	}
 }
 
 func envOr(k, def string) string {

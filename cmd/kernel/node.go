@@ -59,6 +59,7 @@ func runNode(args []string, stderr io.Writer) error {
 		logrus.SetOutput(f)
 	}
 	rendezvous.RouteGRPCLogs(logrus.StandardLogger())
+	configurePJRT(logrus.StandardLogger()) // the workers this node starts run GoMLX too
 	installLaunchProbes()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
