@@ -9,7 +9,6 @@ import (
 
 	"github.com/goaccel/goaccel/accelerate/amp"
 	"github.com/goaccel/goaccel/accelerate/checkpoint"
-	"github.com/goaccel/goaccel/accelerate/ddp"
 	"github.com/goaccel/goaccel/accelerate/safetensors"
 )
 
@@ -54,10 +53,15 @@ type loaded struct {
 	man    *checkpoint.Manifest
 	models []map[string]safetensors.Tensor
 	views  []*modelView
-	opts   [][]byte
-	custom [][]byte
-	scaler *amp.ScalerState
-	rank   rankState
+	// later are the deferred models not built yet (nil for others): their
+	// tensors are kept for DeferredModel.Build.
+	later []*DeferredModel
+	opts  [][]byte
+	// optTensors are the states of TensorState optimizers (nil for others).
+	optTensors [][]safetensors.Tensor
+	custom     [][]byte
+	scaler     *amp.ScalerState
+	rank       rankState
 }
 
 // LoadState is Accelerate's load_state: it restores what SaveState saved —
@@ -116,7 +120,7 @@ func (a *Accelerator) readState(dir string) (*loaded, error) {
 		return fail("the checkpoint was saved by %d processes, this run has %d: resume with the same number of processes", man.WorldSize, a.NumProcesses())
 	}
 	a.train.mu.Lock()
-	models := append([]*ddp.DDP(nil), a.train.models...)
+	models := append([]trackedModel(nil), a.train.models...)
 	opts := append([]any(nil), a.train.optimizers...)
 	custom := append([]any(nil), a.train.custom...)
 	a.train.mu.Unlock()
@@ -133,7 +137,25 @@ func (a *Accelerator) readState(dir string) (*loaded, error) {
 		return fail("the checkpoint %s, this Accelerator %s (mixed precision %s)", hasScaler(man.Scaler), hasScaler(a.scaler != nil), a.MixedPrecision())
 	}
 	l := &loaded{dir: dir, man: man}
-	for i, d := range models {
+	for i, m := range models {
+		d := m.wrapped()
+		if d == nil {
+			// Not built yet: its tensors wait for Build, which checks them.
+			b, err := man.ReadFile(dir, modelFile(i))
+			if err != nil {
+				return nil, fmt.Errorf("accelerate: LoadState: %w", err)
+			}
+			f, err := safetensors.Decode(b)
+			if err != nil {
+				return fail("%s: %v", modelFile(i), err)
+			}
+			by := map[string]safetensors.Tensor{}
+			for _, t := range f.Tensors {
+				by[t.Name] = t
+			}
+			l.models, l.views, l.later = append(l.models, by), append(l.views, nil), append(l.later, m.later)
+			continue
+		}
 		v, err := viewOf(d)
 		if err != nil {
 			return fail("model %d: %v", i, err)
@@ -153,11 +175,24 @@ func (a *Accelerator) readState(dir string) (*loaded, error) {
 		if err != nil {
 			return fail("model %d: %v", i, err)
 		}
-		l.models, l.views = append(l.models, by), append(l.views, v)
+		l.models, l.views, l.later = append(l.models, by), append(l.views, v), append(l.later, nil)
 	}
 	for i, o := range opts {
 		if got := fmt.Sprintf("%T", o); got != man.Optimizers[i] {
 			return fail("optimizer %d is a %s in the checkpoint, a %s in this run", i, man.Optimizers[i], got)
+		}
+		if _, ok := o.(TensorState); ok {
+			b, err := man.ReadFile(dir, optimizerTensorsFile(i))
+			if err != nil {
+				return nil, fmt.Errorf("accelerate: LoadState: %w", err)
+			}
+			f, err := safetensors.Decode(b)
+			if err != nil {
+				return fail("%s: %v", optimizerTensorsFile(i), err)
+			}
+			l.opts = append(l.opts, nil)
+			l.optTensors = append(l.optTensors, f.Tensors)
+			continue
 		}
 		if _, ok := o.(encoding.BinaryUnmarshaler); !ok {
 			return fail("optimizer %d (%T) cannot be restored: it has no UnmarshalBinary", i, o)
@@ -167,6 +202,7 @@ func (a *Accelerator) readState(dir string) (*loaded, error) {
 			return nil, fmt.Errorf("accelerate: LoadState: %w", err)
 		}
 		l.opts = append(l.opts, b)
+		l.optTensors = append(l.optTensors, nil)
 	}
 	for i := range custom {
 		b, err := man.ReadFile(dir, customFile(i))
@@ -206,6 +242,10 @@ func hasScaler(b bool) string {
 // generator and counters.
 func (a *Accelerator) applyState(l *loaded) error {
 	for i, v := range l.views {
+		if l.later[i] != nil {
+			l.later[i].loadLater(l.models[i])
+			continue
+		}
 		if err := v.load(l.models[i]); err != nil {
 			return fmt.Errorf("accelerate: LoadState: model %d: %w", i, err)
 		}
@@ -215,6 +255,12 @@ func (a *Accelerator) applyState(l *loaded) error {
 	custom := append([]any(nil), a.train.custom...)
 	a.train.mu.Unlock()
 	for i, o := range opts {
+		if ts, ok := o.(TensorState); ok {
+			if err := ts.LoadStateTensors(l.optTensors[i]); err != nil {
+				return fmt.Errorf("accelerate: LoadState: optimizer %d (%T): %w", i, o, err)
+			}
+			continue
+		}
 		if err := o.(encoding.BinaryUnmarshaler).UnmarshalBinary(l.opts[i]); err != nil {
 			return fmt.Errorf("accelerate: LoadState: optimizer %d (%T): %w", i, o, err)
 		}

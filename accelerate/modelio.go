@@ -16,9 +16,19 @@ type Named interface {
 	ParameterNames() []string
 }
 
+// Reloadable is optionally implemented by a model whose parameter buffers
+// are copies of where its parameters live (a GoMLX context's variables, a
+// device's memory): LoadState and LoadModel call ParametersLoaded after
+// writing the loaded values into the buffers Parameters (Parameters32)
+// returned, so that the model takes them.
+type Reloadable interface {
+	ParametersLoaded() error
+}
+
 // modelView is a model's tensors: live parameter (and buffer) buffers with
 // their names, shapes and element type.
 type modelView struct {
+	module any // the model (a *ddp.DDP's module)
 	dtype  safetensors.DType
 	names  []string
 	shapes [][]int
@@ -30,7 +40,7 @@ func viewOf(model any) (*modelView, error) {
 	if d, ok := model.(*ddp.DDP); ok && d != nil {
 		model = d.Module()
 	}
-	v := &modelView{}
+	v := &modelView{module: model}
 	var sizes []int
 	switch m := model.(type) {
 	case ddp.Model:
@@ -169,6 +179,9 @@ func (v *modelView) load(by map[string]safetensors.Tensor) error {
 		if err != nil {
 			return err
 		}
+	}
+	if r, ok := v.module.(Reloadable); ok {
+		return r.ParametersLoaded()
 	}
 	return nil
 }

@@ -165,6 +165,17 @@ func (a *Accelerator) PrepareModel(model any) (*ddp.DDP, error) {
 		a.track(d)
 		return d, nil
 	}
+	d, err := a.wrapModel(model)
+	if err != nil {
+		return nil, err
+	}
+	a.track(d)
+	return d, nil
+}
+
+// wrapModel wraps model over the process group, configured by the
+// DistributedDataParallelKwargs handler (no comm hook in one process).
+func (a *Accelerator) wrapModel(model any) (*ddp.DDP, error) {
 	if !ddp.IsModel(model) {
 		return nil, fmt.Errorf("accelerate: PrepareModel: %T is not a model: it needs Parameters()/Gradients() [][]float64 (ddp.Model) or Parameters32()/Gradients32() [][]float32 (ddp.Model32)", model)
 	}
@@ -180,7 +191,6 @@ func (a *Accelerator) PrepareModel(model any) (*ddp.DDP, error) {
 	if err != nil {
 		return nil, fmt.Errorf("accelerate: %w", err)
 	}
-	a.track(d)
 	return d, nil
 }
 
@@ -192,6 +202,9 @@ type steppable interface {
 }
 
 func isOptimizer(o any) bool {
+	if _, ok := o.(TensorState); ok {
+		return true
+	}
 	_, ok := o.(steppable)
 	return ok
 }
@@ -203,11 +216,11 @@ func (a *Accelerator) track(o any) {
 	defer a.train.mu.Unlock()
 	if d, ok := o.(*ddp.DDP); ok {
 		for _, m := range a.train.models {
-			if m == d {
+			if m.wrapped() == d {
 				return
 			}
 		}
-		a.train.models = append(a.train.models, d)
+		a.train.models = append(a.train.models, trackedModel{d: d})
 		return
 	}
 	if reflect.TypeOf(o).Comparable() {

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/goaccel/goaccel/accelerate/checkpoint"
-	"github.com/goaccel/goaccel/accelerate/ddp"
 	"github.com/goaccel/goaccel/accelerate/safetensors"
 )
 
@@ -23,6 +22,20 @@ var ErrNoCheckpoint = checkpoint.ErrNoCheckpoint
 // File names inside a checkpoint (Accelerate's, with goaccel's formats).
 func modelFile(i int) string     { return numbered("model", i, ".safetensors") }
 func optimizerFile(i int) string { return numbered("optimizer", i, ".bin") }
+
+// optimizerTensorsFile is where a TensorState optimizer's state goes.
+func optimizerTensorsFile(i int) string { return numbered("optimizer", i, ".safetensors") }
+
+// TensorState is optionally implemented by an optimizer whose state is
+// tensors (a GoMLX optimizer's moments and step): SaveState writes them as
+// optimizer.safetensors, which Python's safetensors reads, instead of
+// MarshalBinary's optimizer.bin, and LoadState gives them back. Prepare
+// tracks such an optimizer for SaveState.
+type TensorState interface {
+	StateTensors() ([]safetensors.Tensor, error)
+	LoadStateTensors(tensors []safetensors.Tensor) error
+}
+
 func customFile(i int) string    { return "custom_checkpoint_" + strconv.Itoa(i) + ".bin" }
 func randomFile(rank int) string { return "random_states_" + strconv.Itoa(rank) + ".json" }
 
@@ -267,7 +280,7 @@ func (a *Accelerator) writeState(staging string) (map[string]checkpoint.FileInfo
 		return put(name, func(w io.Writer) error { _, err := w.Write(b); return err })
 	}
 	a.train.mu.Lock()
-	models := append([]*ddp.DDP(nil), a.train.models...)
+	models := append([]trackedModel(nil), a.train.models...)
 	opts := append([]any(nil), a.train.optimizers...)
 	custom := append([]any(nil), a.train.custom...)
 	rs := rankState{Rank: rank, Step: a.train.step, SyncGradients: a.train.syncGradients}
@@ -275,7 +288,11 @@ func (a *Accelerator) writeState(staging string) (map[string]checkpoint.FileInfo
 		Scaler: a.scaler != nil, Files: map[string]checkpoint.FileInfo{}}
 	a.train.mu.Unlock()
 
-	for i, d := range models {
+	for i, m := range models {
+		d := m.wrapped()
+		if d == nil {
+			return nil, nil, fmt.Errorf("accelerate: SaveState: model %d (%T): %w", i, m.later.model, errNotBuilt)
+		}
 		v, err := viewOf(d)
 		if err != nil {
 			return nil, nil, fmt.Errorf("accelerate: SaveState: model %d: %w", i, err)
@@ -290,6 +307,19 @@ func (a *Accelerator) writeState(staging string) (map[string]checkpoint.FileInfo
 	}
 	for i, o := range opts {
 		man.Optimizers = append(man.Optimizers, fmt.Sprintf("%T", o))
+		if ts, ok := o.(TensorState); ok {
+			if rank != 0 {
+				continue
+			}
+			tensors, err := ts.StateTensors()
+			if err != nil {
+				return nil, nil, fmt.Errorf("accelerate: SaveState: optimizer %d (%T): %w", i, o, err)
+			}
+			if err := put(optimizerTensorsFile(i), func(w io.Writer) error { return safetensors.Encode(w, tensors, nil) }); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
 		m, ok := o.(encoding.BinaryMarshaler)
 		if _, ok2 := o.(encoding.BinaryUnmarshaler); !ok || !ok2 {
 			return nil, nil, fmt.Errorf("accelerate: SaveState: optimizer %d (%T) cannot be saved: it has no MarshalBinary and UnmarshalBinary", i, o)

@@ -18,7 +18,7 @@ type trainState struct {
 	step          int  // Accumulate calls (Accelerate's accelerator.step)
 	syncGradients bool // Accelerate's sync_gradients
 
-	models     []*ddp.DDP
+	models     []trackedModel
 	optimizers []any
 	custom     []any
 

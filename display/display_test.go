@@ -123,3 +123,19 @@ func TestProgressIsThrottledAndEndsComplete(t *testing.T) {
 		t.Fatalf("final = %v", last.data)
 	}
 }
+
+func TestProgressNote(t *testing.T) {
+	rec := &recorder{}
+	defer SetSink(rec)()
+	p := NewProgress("training", 10)
+	p.SetNote("loss 0.25 <ok>")
+	p.Set(10)
+	p.Done()
+	last := rec.calls[len(rec.calls)-1]
+	if !strings.Contains(last.data["text/plain"].(string), "10/10 100% ") || !strings.HasSuffix(last.data["text/plain"].(string), " loss 0.25 <ok>") {
+		t.Fatalf("text = %q", last.data["text/plain"])
+	}
+	if !strings.Contains(last.data["text/html"].(string), "loss 0.25 &lt;ok&gt;</div>") {
+		t.Fatalf("html = %q", last.data["text/html"])
+	}
+}

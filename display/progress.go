@@ -17,6 +17,7 @@ type Progress struct {
 	mu       sync.Mutex
 	handle   *Handle
 	label    string
+	note     string // shown after the counts (SetNote)
 	total    int
 	n        int
 	started  time.Time
@@ -54,6 +55,14 @@ func (p *Progress) move(next func(int) int) {
 	p.handle.Update(b)
 }
 
+// SetNote sets a short text shown after the counts (the latest loss, say);
+// it is drawn with the next move.
+func (p *Progress) SetNote(note string) {
+	p.mu.Lock()
+	p.note = note
+	p.mu.Unlock()
+}
+
 // Done draws the final state.
 func (p *Progress) Done() {
 	p.mu.Lock()
@@ -72,9 +81,13 @@ func (p *Progress) bundle() frontend.MIMEBundle {
 	elapsed := time.Since(p.started).Truncate(100 * time.Millisecond)
 	const width = 30
 	filled := int(frac * width)
-	text := fmt.Sprintf("%s [%s%s] %d/%d %3.0f%% %s", p.label,
-		strings.Repeat("#", filled), strings.Repeat(".", width-filled), p.n, p.total, frac*100, elapsed)
-	htmlBar := fmt.Sprintf(`<div style="font-family:monospace">%s <progress value="%d" max="%d" style="width:20em"></progress> %d/%d (%.0f%%) %s</div>`,
-		html.EscapeString(p.label), p.n, p.total, p.n, p.total, frac*100, elapsed)
+	note := ""
+	if p.note != "" {
+		note = " " + p.note
+	}
+	text := fmt.Sprintf("%s [%s%s] %d/%d %3.0f%% %s%s", p.label,
+		strings.Repeat("#", filled), strings.Repeat(".", width-filled), p.n, p.total, frac*100, elapsed, note)
+	htmlBar := fmt.Sprintf(`<div style="font-family:monospace">%s <progress value="%d" max="%d" style="width:20em"></progress> %d/%d (%.0f%%) %s%s</div>`,
+		html.EscapeString(p.label), p.n, p.total, p.n, p.total, frac*100, elapsed, html.EscapeString(note))
 	return frontend.MIMEBundle{"text/plain": text, "text/html": htmlBar}
 }

@@ -1,0 +1,82 @@
+// Package gomlx trains GoMLX models (github.com/gomlx/gomlx) under
+// Accelerate: written in notebook cells, trained in the notebook's own
+// process or on the worker processes NotebookLauncher and DebugLauncher
+// start, with Accelerate's guarantees.
+//
+// A GoMLX model is a context.Context of variables and a train.ModelFn;
+// NewTrainer takes them, the loss, the optimizer and the metrics as
+// train.NewTrainer does, with the current process's Accelerator first:
+//
+//	acc, _ := accelerate.NewAccelerator(accelerate.WithMixedPrecision("bf16"))
+//	tr, err := gomlx.NewTrainer(acc, backend, ctx, modelFn,
+//	    losses.SparseCategoricalCrossEntropyLogits, optimizers.Adam().Done(),
+//	    trainMetrics, evalMetrics)
+//	loop := gomlx.NewLoop(tr) // a *train.Loop: metrics to acc.Log, a progress bar
+//	_, err = loop.RunSteps(gomlx.ShardDataset(acc, trainDS), 1000)
+//
+// # How a step runs
+//
+// GoMLX computes and applies gradients in one graph. Accelerate needs them
+// in between: averaged across processes, accumulated, clipped, unscaled.
+// So a step is two graphs. The training graph (GoMLX's train.Trainer, whose
+// optimizer is this package's) computes the loss, the metrics and the
+// gradients of the trainable variables, and leaves the gradients in
+// variables of its own. The Trainer then copies them to the host, where
+// accelerate/ddp all-reduces them in buckets with the comm hook of
+// DistributedDataParallelKwargs (fp16 or bf16 compression, PowerSGD), and
+// Accelerate's GradScaler, ClipGradNorm or ClipGradValue act on them. The
+// update graph applies them with the optimizer (its
+// UpdateGraphWithGradients, which SGD and Adam have) to float32 master
+// copies of the variables, and writes the model's variables from them.
+//
+// The model's variables live in the context the user gave; the masters,
+// the optimizer's state and the global step in a context of the Trainer
+// (Masters). With mixed precision "bf16" or "fp16" the model computes in
+// that dtype: the Trainer converts the model's floating-point inputs to it,
+// so GoMLX's layers create and use variables of that dtype, and converts
+// its predictions back to float32 for the loss; the masters stay float32.
+// "fp16" scales the loss with the Accelerator's GradScaler
+// (GradScalerKwargs) and skips the steps whose gradients overflow.
+//
+// Every process starts from process 0's initial variables: the first
+// training graph initializes the model's variables, and the Trainer
+// broadcasts process 0's values (accelerate.PrepareModel) before the first
+// step runs.
+//
+// # What Accelerate's options do here
+//
+//   - WithGradientAccumulationSteps(n): gradients of n micro-batches are
+//     averaged on the host with no all-reduce in between (Accumulate's
+//     no_sync); the n-th micro-batch all-reduces and steps.
+//   - WithMixedPrecision: see above. fp8 is refused.
+//   - DistributedDataParallelKwargs: bucket_cap_mb, comm_hook,
+//     comm_wrapper, PowerSGD options, as for any prepared model.
+//   - GradScalerKwargs: the fp16 loss scaler's initial scale, growth and
+//     backoff.
+//   - SaveState, LoadState and SaveModel include the Trainer: the masters
+//     as the model (model.safetensors, named by scope and variable), the
+//     optimizer's state and the global step as optimizer.safetensors; a
+//     restarted launch that loads them resumes bit for bit.
+//   - ACCELERATE_DEBUG_MODE: every 50 steps (WithDivergenceCheck) each
+//     process compares a checksum of every master with process 0's; a
+//     difference is an error naming the process and the variable.
+//
+// # Data
+//
+// ShardDataset gives each process its 1/N of every global batch of a
+// train.Dataset, as Accelerate's prepared DataLoader with split_batches; a
+// batch that N does not divide is an error. Eval evaluates each process's
+// shard and averages the metrics over the processes.
+//
+// # Backends
+//
+// Backend picks XLA when goaccel found a PJRT plugin (package pjrt; the CPU
+// one is installed by make lab, the CUDA one from jax-cuda12-pjrt) and
+// otherwise GoMLX's pure-Go backend, saying once why. The pure-Go backend
+// trains dense models only: GoMLX v0.26.0 lacks the gradients of
+// convolution and max-pooling there.
+//
+// This package is built against GoMLX v0.26.0 (goaccel's go.mod); a
+// session that moved GoMLX to another version gets an error saying so from
+// NewTrainer.
+package gomlx

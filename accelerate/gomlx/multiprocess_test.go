@@ -1,0 +1,241 @@
+package gomlx
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/goaccel/goaccel/accelerate"
+	"github.com/goaccel/goaccel/accelerate/pg"
+)
+
+// The multi-process tests start this test binary as worker processes with
+// the environment a launcher gives them; a worker trains and writes what
+// it saw to a JSON file the test reads.
+const (
+	envWorker   = "GOACCEL_GOMLX_TEST_WORKER" // the worker's mode
+	envOut      = "GOACCEL_GOMLX_TEST_OUT"
+	envSteps    = "GOACCEL_GOMLX_TEST_STEPS"
+	envSaveAt   = "GOACCEL_GOMLX_TEST_SAVE_AT"
+	envCkpt     = "GOACCEL_GOMLX_TEST_CKPT"
+	testSecret  = "gomlx-test-secret"
+	globalBatch = 32
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(envWorker); mode != "" {
+		if err := workerMain(mode); err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// workerResult is what a worker reports.
+type workerResult struct {
+	Losses []float64            `json:"losses"` // the global batch's loss at each step (averaged over processes)
+	Vars   map[string][]float32 `json:"vars"`   // the masters at the end
+	Step   int                  `json:"step"`   // acc.Step() at the start (after a LoadState)
+	Err    string               `json:"err,omitempty"`
+}
+
+func workerMain(mode string) error {
+	acc, err := accelerate.NewAccelerator(accelerate.WithLiveChart(false))
+	if err != nil {
+		return err
+	}
+	defer acc.EndTraining()
+	res := workerResult{}
+	steps, _ := strconv.Atoi(os.Getenv(envSteps))
+	saveAt, _ := strconv.Atoi(os.Getenv(envSaveAt))
+	var opts []Option
+	if mode == "diverge" {
+		opts = append(opts, WithDivergenceCheck(2))
+	}
+	ctx := toyContext()
+	tr, err := NewTrainer(acc, pureGoBackend(), ctx, toyModel, toyLoss, toyOptimizer(), nil, nil, opts...)
+	if err != nil {
+		return err
+	}
+	var ds = ShardDataset(acc, &toyDataset{d: newToyData(), batch: globalBatch})
+	if mode == "resume" {
+		if err := acc.LoadState(os.Getenv(envCkpt)); err != nil {
+			return err
+		}
+		res.Step = acc.Step()
+		ds = SkipFirstBatches(ds, acc.Step())
+	}
+	for step := res.Step; step < steps; step++ {
+		_, in, lb, err := ds.Yield()
+		if err != nil {
+			return err
+		}
+		m, err := tr.TrainStep(nil, in, lb)
+		if err != nil {
+			if mode == "diverge" {
+				res.Err = err.Error()
+				break
+			}
+			return err
+		}
+		loss, err := acc.Reduce([]float64{float64(tensors.ToScalar[float32](m[0]))}, "mean")
+		if err != nil {
+			return err
+		}
+		res.Losses = append(res.Losses, loss[0])
+		if mode == "diverge" && step == 0 && acc.ProcessIndex() == 1 {
+			// A bug that touches one process's weights only.
+			v := tr.Masters().GetVariableByScopeAndName("/model/out/dense", "biases")
+			vals := tensors.MustCopyFlatData[float32](v.MustValue())
+			vals[0] += 1e-3
+			v.MustSetValue(tensors.FromFlatDataAndDimensions(vals, v.Shape().Dimensions...))
+		}
+		if saveAt > 0 && step+1 == saveAt {
+			if err := acc.SaveState(os.Getenv(envCkpt)); err != nil {
+				return err
+			}
+		}
+	}
+	res.Vars = map[string][]float32{}
+	for v := range tr.Masters().IterVariables() {
+		if v.Trainable {
+			res.Vars[v.ScopeAndName()] = tensors.MustCopyFlatData[float32](v.MustValue())
+		}
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(os.Getenv(envOut), "rank"+strconv.Itoa(acc.ProcessIndex())+".json"), b, 0o644)
+}
+
+func pureGoBackend() backends.Backend {
+	b, err := backends.NewWithConfig("go")
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// launch runs n workers in mode and returns their results by rank.
+func launch(t *testing.T, n int, mode string, env ...string) []workerResult {
+	t.Helper()
+	st, err := pg.NewStore("127.0.0.1:0", testSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); st.Serve(ctx) }()
+	defer func() { cancel(); wg.Wait() }()
+	out := t.TempDir()
+	outs := make([]bytes.Buffer, n)
+	cmds := make([]*exec.Cmd, n)
+	for r := range cmds {
+		c := exec.Command(os.Args[0], "-test.run=^$")
+		c.Env = append(os.Environ(), envWorker+"="+mode, envOut+"="+out,
+			accelerate.EnvWorldSize+"="+strconv.Itoa(n), accelerate.EnvRank+"="+strconv.Itoa(r), accelerate.EnvLocalRank+"="+strconv.Itoa(r),
+			accelerate.EnvLocalWorldSize+"="+strconv.Itoa(n), accelerate.EnvNodeRank+"=0", accelerate.EnvGroupRank+"=0",
+			accelerate.EnvMasterAddr+"=127.0.0.1", accelerate.EnvMasterPort+"="+strconv.Itoa(st.Port()),
+			accelerate.EnvLaunchSecret+"="+testSecret, accelerate.EnvUseCPU+"=true", accelerate.EnvCUDAVisible+"=")
+		c.Env = append(c.Env, env...)
+		c.Stdout, c.Stderr = &outs[r], &outs[r]
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds[r] = c
+	}
+	res := make([]workerResult, n)
+	for r, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("worker %d: %v\n%s", r, err, outs[r].String())
+		}
+		b, err := os.ReadFile(filepath.Join(out, "rank"+strconv.Itoa(r)+".json"))
+		if err != nil {
+			t.Fatalf("worker %d wrote no result: %v\n%s", r, err, outs[r].String())
+		}
+		if err := json.Unmarshal(b, &res[r]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return res
+}
+
+// Two processes with a global batch of 32 follow one process with a
+// batch of 32 step by step: each computes the gradient of its half, the
+// all-reduce averages them. The sums differ in the order of additions
+// only, so losses agree to float32 rounding; the processes' own weights
+// agree to the bit (they apply the same averaged gradients).
+func TestTwoProcessesFollowOne(t *testing.T) {
+	const steps = 15
+	wantLosses, wantVars := referenceRun(t, globalBatch, steps)
+	res := launch(t, 2, "train", envSteps+"="+strconv.Itoa(steps))
+	for i, want := range wantLosses {
+		if got := res[0].Losses[i]; math.Abs(got-want) > 1e-5*math.Max(1, math.Abs(want)) {
+			t.Errorf("step %d: 2 processes' loss %.9g, 1 process's %.9g", i, got, want)
+		}
+	}
+	for name, want := range wantVars {
+		if d := maxDiff(res[0].Vars[name], want); d > 1e-4 {
+			t.Errorf("%s: 2 processes differ from 1 by %g", name, d)
+		}
+		if d := maxDiff(res[0].Vars[name], res[1].Vars[name]); d != 0 {
+			t.Errorf("%s: process 1 differs from process 0 by %g", name, d)
+		}
+	}
+}
+
+// A launch that saves at step 6 and a restarted launch that loads that
+// checkpoint and goes on end with the weights of an uninterrupted run, to
+// the bit: the masters, the optimizer's moments and step, the data
+// position (SkipFirstBatches after acc.Step()).
+func TestResumeBitForBit(t *testing.T) {
+	const steps, saveAt = 12, 6
+	ckpt := filepath.Join(t.TempDir(), "ckpt")
+	full := launch(t, 2, "train", envSteps+"="+strconv.Itoa(steps), envSaveAt+"="+strconv.Itoa(saveAt), envCkpt+"="+ckpt)
+	for _, f := range []string{"model.safetensors", "optimizer.safetensors"} {
+		if _, err := os.Stat(filepath.Join(ckpt, f)); err != nil {
+			t.Fatalf("the checkpoint lacks %s: %v", f, err)
+		}
+	}
+	resumed := launch(t, 2, "resume", envSteps+"="+strconv.Itoa(steps), envCkpt+"="+ckpt)
+	if resumed[0].Step != saveAt {
+		t.Fatalf("the resumed run starts at step %d, want %d", resumed[0].Step, saveAt)
+	}
+	for i, l := range resumed[0].Losses {
+		if want := full[0].Losses[saveAt+i]; l != want {
+			t.Errorf("step %d: resumed loss %.9g, uninterrupted %.9g", saveAt+i, l, want)
+		}
+	}
+	for name, want := range full[0].Vars {
+		if d := maxDiff(resumed[0].Vars[name], want); d != 0 {
+			t.Errorf("%s: the resumed run differs from the uninterrupted one by %g", name, d)
+		}
+	}
+}
+
+// A process whose weights drift from process 0's is named, with the
+// variable, at the next check.
+func TestDivergenceIsNamed(t *testing.T) {
+	res := launch(t, 2, "diverge", envSteps+"=6")
+	for r, w := range res {
+		if !strings.Contains(w.Err, "the variables of process 1 (first: /model/out/dense/biases) differ from process 0's") {
+			t.Errorf("process %d: %q", r, w.Err)
+		}
+	}
+}

@@ -1,0 +1,243 @@
+package gomlx
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph API reads best dot-imported
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
+)
+
+// afterStep is the host half of a training step, after the training graph
+// left this micro-batch's gradients in the gradient variables: Accelerate's
+// Accumulate (the gradients are averaged over the accumulation steps on
+// the host; the n-th micro-batch all-reduces them), then on a synchronising
+// step the loss scaler, clipping and the update graph.
+func (t *Trainer) afterStep() error {
+	t.mu.Lock()
+	built, d := t.built, t.ddp
+	t.mu.Unlock()
+	if !built || d == nil {
+		return errors.New("gomlx: the training graph did not build the model (was the optimizer replaced?)")
+	}
+	accSteps := t.acc.GradientAccumulationSteps()
+	onHost := t.needsHost(accSteps)
+	err := t.acc.Accumulate(d, func() error {
+		if !onHost {
+			return nil // one process, nothing between the two graphs: the gradients stay on the device
+		}
+		return t.collect(accSteps)
+	})
+	if err != nil {
+		return fmt.Errorf("gomlx: %w", err)
+	}
+	if !t.acc.SyncGradientsNow() {
+		return nil
+	}
+	if !onHost {
+		return t.applyFromDevice()
+	}
+	grads := t.model.Gradients32()
+	if t.scaler != nil && t.scaler.IsEnabled() && !t.scaler.Unscaled() {
+		t.scaler.Unscale32(grads)
+	}
+	if c := t.cfg; c.clipNorm > 0 {
+		if _, err := t.acc.ClipGradNorm(d, c.clipNorm, c.clipNormType); err != nil {
+			return fmt.Errorf("gomlx: %w", err)
+		}
+	} else if c.clipValue > 0 {
+		if err := t.acc.ClipGradValue(d, c.clipValue); err != nil {
+			return fmt.Errorf("gomlx: %w", err)
+		}
+	}
+	if t.scaler != nil {
+		var applyErr error
+		stepped, err := t.scaler.Step(func() { applyErr = t.applyFromHost() })
+		if err == nil {
+			err = applyErr
+		}
+		if err == nil && !stepped {
+			t.mu.Lock()
+			t.skipped++
+			t.mu.Unlock()
+		}
+		t.zeroHostGrads()
+		if err == nil {
+			err = t.scaleVar.SetValue(tensors.FromScalar(float32(t.scaler.GetScale())))
+		}
+		if err != nil {
+			return fmt.Errorf("gomlx: %w", err)
+		}
+		return t.checkDivergence()
+	}
+	if err := t.applyFromHost(); err != nil {
+		return err
+	}
+	t.zeroHostGrads()
+	return t.checkDivergence()
+}
+
+// needsHost reports whether the gradients must go through the host: to be
+// all-reduced, accumulated, unscaled, clipped or checked.
+func (t *Trainer) needsHost(accSteps int) bool {
+	c := t.cfg
+	return t.acc.NumProcesses() > 1 || accSteps > 1 || t.scaler != nil || c.clipNorm > 0 || c.clipValue > 0 || t.checkEvery() > 0
+}
+
+// collect adds this micro-batch's gradients, divided by the accumulation
+// steps (Accelerate divides the loss), to the host gradients.
+func (t *Trainer) collect(accSteps int) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	scale := 1 / float32(accSteps)
+	for _, p := range t.params {
+		v, err := p.grad.Value()
+		if err != nil {
+			return fmt.Errorf("reading the gradient of %s: %w", p.name, err)
+		}
+		if accSteps == 1 {
+			if err := toHost(v, p.hostGrad); err != nil {
+				return fmt.Errorf("reading the gradient of %s: %w", p.name, err)
+			}
+			continue
+		}
+		err = tensors.ConstFlatData(v, func(flat []float32) {
+			for i, g := range flat {
+				p.hostGrad[i] += g * scale
+			}
+		})
+		if err != nil {
+			return fmt.Errorf("reading the gradient of %s: %w", p.name, err)
+		}
+	}
+	return nil
+}
+
+func (t *Trainer) zeroHostGrads() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, p := range t.params {
+		clear(p.hostGrad)
+	}
+}
+
+// applyFromHost runs the update graph with the host gradients.
+func (t *Trainer) applyFromHost() error {
+	t.mu.Lock()
+	args := make([]any, len(t.params))
+	for i, p := range t.params {
+		args[i] = tensors.FromFlatDataAndDimensions(append([]float32(nil), p.hostGrad...), p.shape...)
+	}
+	t.mu.Unlock()
+	return t.runApply(args)
+}
+
+// applyFromDevice runs the update graph with the gradients where the
+// training graph left them.
+func (t *Trainer) applyFromDevice() error {
+	t.mu.Lock()
+	args := make([]any, len(t.params))
+	for i, p := range t.params {
+		v, err := p.grad.Value()
+		if err != nil {
+			t.mu.Unlock()
+			return fmt.Errorf("gomlx: reading the gradient of %s: %w", p.name, err)
+		}
+		args[i] = v
+	}
+	t.mu.Unlock()
+	return t.runApply(args)
+}
+
+// runApply applies gradients (one tensor per parameter) with the
+// optimizer to the masters, then writes the model's variables and the
+// global step from them.
+func (t *Trainer) runApply(grads []any) error {
+	if len(grads) == 0 {
+		return nil
+	}
+	t.syncLearningRate()
+	exec, err := t.applyExec()
+	if err != nil {
+		return err
+	}
+	var out []*tensors.Tensor
+	if err := catch(func() { out = must(exec.Exec(grads...)) }); err != nil {
+		return fmt.Errorf("gomlx: applying the gradients with the optimizer: %w", err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, p := range t.params {
+		if err := p.v.SetValue(out[i]); err != nil {
+			return fmt.Errorf("gomlx: setting %s: %w", p.name, err)
+		}
+	}
+	if err := optimizers.GetGlobalStepVar(t.ctx).SetValue(out[len(t.params)]); err != nil {
+		return fmt.Errorf("gomlx: setting the global step: %w", err)
+	}
+	t.model.stale = true
+	t.steps++
+	return nil
+}
+
+// applyExec builds the update graph once: in the masters' context, the
+// optimizer applies the gradients given as inputs to the masters (and
+// keeps its state there); the graph returns the new masters in the
+// model's dtypes, then the global step.
+func (t *Trainer) applyExec() (*context.Exec, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.apply != nil {
+		return t.apply, nil
+	}
+	params := t.params
+	var exec *context.Exec
+	err := catch(func() {
+		exec = must(context.NewExec(t.backend, t.masters.Checked(false), func(ctx *context.Context, grads []*Node) []*Node {
+			g := grads[0].Graph()
+			for _, p := range params {
+				_ = p.master.ValueGraph(g) // the optimizer updates the trainable variables the graph uses
+			}
+			t.opt.UpdateGraphWithGradients(ctx, grads, dtypes.Float32)
+			out := make([]*Node, 0, len(params)+1)
+			for _, p := range params {
+				out = append(out, ConvertDType(p.master.ValueGraph(g), p.v.DType()))
+			}
+			return append(out, optimizers.GetGlobalStepVar(ctx).ValueGraph(g))
+		}))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gomlx: building the update graph: %w", err)
+	}
+	t.apply = exec.WithName("goaccel update")
+	return t.apply, nil
+}
+
+// syncLearningRate gives the masters the learning rate a schedule set in
+// the model's context (GoMLX's schedules run in the training graph).
+func (t *Trainer) syncLearningRate() {
+	src := learningRateVar(t.ctx)
+	if src == nil || !src.HasValue() {
+		return
+	}
+	v, err := src.Value()
+	if err != nil {
+		return
+	}
+	t.mu.Lock()
+	masters := t.masters
+	t.mu.Unlock()
+	dst := learningRateVar(masters)
+	c, err := v.LocalClone()
+	if err != nil {
+		return
+	}
+	if dst == nil {
+		masters.Checked(false).In(optimizers.Scope).VariableWithValue(optimizers.ParamLearningRate, c).SetTrainable(false)
+		return
+	}
+	_ = dst.SetValue(c)
+}
