@@ -34,7 +34,7 @@ type Config struct {
 	Dir    string // project directory: checkpoints/ and the tracker file
 	Steps  int
 	Every  int // checkpoint after every Every steps
-	KillAt int // rank 1 kills itself (SIGKILL) at this step of the first attempt; -1: never
+	KillAt int // rank 1 kills itself (SIGKILL) at the start of this step of the first attempt; -1: never
 	Batch  int // global batch
 }
 
@@ -128,6 +128,11 @@ func train(cfg Config) (Result, error) {
 	res := Result{StartStep: acc.Step(), Restarts: acc.RestartCount()}
 	lo, hi := acc.SplitBetweenProcesses(cfg.Batch)
 	for step := acc.Step(); step < cfg.Steps; step++ {
+		if step == cfg.KillAt && acc.RestartCount() == 0 && acc.ProcessIndex() == 1 {
+			// A worker dies mid-run, before this step: process 0 waits
+			// for it in the step's first collective, so neither logs it.
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
 		idx := accelerate.RNG().Perm(len(y))[:cfg.Batch]
 		xb, yb := nn.Batch(x, y, idx[lo:hi])
 		var loss float64
@@ -157,9 +162,6 @@ func train(cfg Config) (Result, error) {
 			if err := acc.SaveState(""); err != nil {
 				return res, err
 			}
-		}
-		if step == cfg.KillAt && acc.RestartCount() == 0 && acc.ProcessIndex() == 1 {
-			syscall.Kill(os.Getpid(), syscall.SIGKILL) // a worker dies mid-run
 		}
 	}
 	res.Params = model.StateDict()
@@ -221,7 +223,7 @@ func TestKilledWorkerResumesBitForBit(t *testing.T) {
 		}
 	}
 
-	// The tracker file: attempt 0 logged steps 0..kill, attempt 1 resumed at
+	// The tracker file: attempt 0 logged steps 0..kill-1, attempt 1 resumed at
 	// the checkpoint (step 10), so no step before it was done twice, and
 	// the losses of the steps redone match the ones first logged.
 	b, err := os.ReadFile(filepath.Join(cut, "steps.log"))
@@ -246,7 +248,7 @@ func TestKilledWorkerResumesBitForBit(t *testing.T) {
 	}
 	for s := 0; s < steps; s++ {
 		want := 1
-		if s >= 10 && s <= kill {
+		if s >= 10 && s < kill {
 			want = 2 // done before the kill, redone after the restart
 		}
 		if count[s] != want {
