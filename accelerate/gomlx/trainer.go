@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -51,6 +52,24 @@ type Trainer struct {
 	scaleVar *context.Variable
 	steps    int // optimizer steps taken by this Trainer (divergence checks)
 	skipped  int // fp16 steps skipped for non-finite gradients
+	stats    Stats
+}
+
+// Stats is where a Trainer's host half of the steps spent its time.
+type Stats struct {
+	MicroSteps int           // training graphs run (TrainStep calls)
+	Steps      int           // optimizer steps (update graphs run)
+	ToHost     time.Duration // copying gradients to the host (and accumulating them)
+	AllReduce  time.Duration // the all-reduces of the gradients across processes
+	Apply      time.Duration // the update graph
+}
+
+// Stats returns the time spent so far between and after the training
+// graphs; compare with the steps' time (train.Loop's TrainStepDurations).
+func (t *Trainer) Stats() Stats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.stats
 }
 
 // param is one trainable variable of the model.
