@@ -53,6 +53,7 @@ notebook-mods:
 
 test-deps: venv browser-deps etcd-deps
 	$(GO) mod download
+	$(GO) list -m -json all >/dev/null  # the go.mod of every module in the graph: sessions list it offline
 	@bash scripts/gomods.sh "$(CACHE)/notebook-mods" examples/notebooks/*.ipynb
 
 lab: build venv
