@@ -224,6 +224,11 @@ func (t *Trainer) ComputeDType() dtypes.DType { return t.compute }
 // LoadState).
 func (t *Trainer) GlobalStep() int64 { return t.trainer.GlobalStep() }
 
+// Model is the model as Accelerator.SaveModel and accelerate.LoadModel
+// take it: the float32 masters, named by scope and variable. It has no
+// parameters before the model is built (the first step or evaluation).
+func (t *Trainer) Model() ddp.Model32 { return t.model }
+
 // DDP returns the wrapped model (nil before the first step): its Stats
 // count what the all-reduces sent.
 func (t *Trainer) DDP() *ddp.DDP { return t.deferred.DDP() }

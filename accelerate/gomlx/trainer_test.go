@@ -3,6 +3,7 @@ package gomlx
 import (
 	"errors"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/goaccel/goaccel/accelerate"
 	"github.com/goaccel/goaccel/accelerate/amp"
 	"github.com/goaccel/goaccel/accelerate/kwargs"
+	"github.com/goaccel/goaccel/accelerate/safetensors"
 )
 
 // newAccelerator makes this process's Accelerator (a single process: the
@@ -271,3 +273,64 @@ type fakeProcesses struct{ n, rank int }
 
 func (f fakeProcesses) NumProcesses() int { return f.n }
 func (f fakeProcesses) ProcessIndex() int { return f.rank }
+
+// SaveModel writes the masters as safetensors named by scope and
+// variable; LoadModel puts them into another trainer's model.
+func TestSaveAndLoadModel(t *testing.T) {
+	acc := newAccelerator(t)
+	ctx := toyContext()
+	tr, err := NewTrainer(acc, pureGo(t), ctx, toyModel, toyLoss, toyOptimizer(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := &toyDataset{d: newToyData(), batch: 32}
+	for i := 0; i < 3; i++ {
+		_, in, lb, _ := ds.Yield()
+		if _, err := tr.TrainStep(nil, in, lb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	if err := acc.SaveModel(tr.Model(), dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	f, err := safetensors.ReadFile(filepath.Join(dir, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := trainableValues(t, tr.Masters())
+	if len(f.Tensors) != len(want) {
+		t.Fatalf("%d tensors saved, the model has %d", len(f.Tensors), len(want))
+	}
+	for _, st := range f.Tensors {
+		got := make([]float32, st.Elements())
+		if err := st.Float32s(got); err != nil {
+			t.Fatal(err)
+		}
+		if maxDiff(got, want[st.Name]) != 0 {
+			t.Errorf("saved %s differs from the master", st.Name)
+		}
+	}
+
+	// Another trainer, built by one step of its own, takes the saved model.
+	acc2 := newAccelerator(t)
+	ctx2 := toyContext()
+	ctx2.SetParam(context.ParamInitialSeed, int64(99))
+	tr2, err := NewTrainer(acc2, pureGo(t), ctx2, toyModel, toyLoss, toyOptimizer(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, in, lb, _ := ds.Yield()
+	if _, err := tr2.TrainStep(nil, in, lb); err != nil {
+		t.Fatal(err)
+	}
+	if err := accelerate.LoadModel(tr2.Model(), dir); err != nil {
+		t.Fatal(err)
+	}
+	got := trainableValues(t, ctx2)
+	for name, w := range want {
+		if maxDiff(got[name], w) != 0 {
+			t.Errorf("after LoadModel the model's %s differs from the saved one", name)
+		}
+	}
+}
