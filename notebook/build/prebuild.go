@@ -29,6 +29,9 @@ var PrebuildPackages = []string{
 	ModulePath + "/accelerate/kwargs",
 	ModulePath + "/accelerate/nn",
 	ModulePath + "/tracking",
+	// GoMLX under Accelerate (the XLA backend builds its cgo part once).
+	ModulePath + "/accelerate/gomlx",
+	ModulePath + "/datasets/mnist",
 }
 
 // Prebuild builds packages (PrebuildPackages when none are given) for
