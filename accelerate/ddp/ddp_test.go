@@ -642,3 +642,23 @@ func TestNoSyncAndErrors(t *testing.T) {
 		t.Error("IsModel")
 	}
 }
+
+// In one process without a comm hook, synchronising leaves the gradients
+// as they are and calls no collective (the mean over one process).
+func TestOneProcessSyncIsFree(t *testing.T) {
+	m := newModel64(0, []int{1000, 10})
+	want := fmt.Sprint(m.grads)
+	w := onRanks(t, 1, func(r *fakeReducer) error {
+		d, err := Wrap(m, r, kwargs.DistributedDataParallelKwargs{})
+		if err != nil {
+			return err
+		}
+		return d.SyncGradients()
+	})
+	if got := w.calls.Load(); got != 0 {
+		t.Errorf("%d all-reduce calls in one process", got)
+	}
+	if fmt.Sprint(m.grads) != want {
+		t.Error("the gradients changed")
+	}
+}
