@@ -6,7 +6,10 @@ raise; every other cell must not (see notebookrun.py).
 
 The kernel runs without network for modules (GOPROXY=off): modules that a
 notebook fetches (%go get) must be in the module cache, which
-`make test-deps` sees to (scripts/gomods.sh)."""
+`make test-deps` sees to (scripts/gomods.sh).
+
+GOACCEL_MNIST_STEPS shortens mnist_gomlx.ipynb's training runs (unset, it
+trains 3 epochs twice: 11-12 minutes on 2 cores)."""
 import pytest
 
 from conftest import ROOT
@@ -22,4 +25,5 @@ def test_there_are_notebooks():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_runs_headless(path, monkeypatch):
     monkeypatch.setenv("GOPROXY", "off")
+    monkeypatch.setenv("GOACCEL_MNIST_STEPS", "100")
     run_notebook(path)
