@@ -1,9 +1,13 @@
 package gomlx
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -14,6 +18,7 @@ import (
 type processes interface {
 	NumProcesses() int
 	ProcessIndex() int
+	GatherBytes(data []byte) ([][]byte, error)
 }
 
 // ShardDataset gives this process its part of every batch ds yields:
@@ -23,20 +28,35 @@ type processes interface {
 // yields the same global batches (the same data, shuffled with the same
 // seed). A batch that N does not divide is an error naming its size. In
 // one process ds is returned as it is.
+//
+// That the processes draw the same global batches is checked, since
+// nothing else would notice: the first batch after the start and after
+// every Reset, and every batch in ACCELERATE_DEBUG_MODE, each process
+// compares a checksum of the whole batch with process 0's (a small
+// all-gather). GoMLX v0.26.0's InMemoryDataset.Shuffle, for one, ignores
+// WithRand and draws from math/rand's global source: seed that with
+// accelerate.SetSeed on every process first.
 func ShardDataset(acc processes, ds train.Dataset) train.Dataset {
 	if acc.NumProcesses() <= 1 {
 		return ds
 	}
-	return &shardedDataset{ds: ds, n: acc.NumProcesses(), rank: acc.ProcessIndex()}
+	return &shardedDataset{acc: acc, ds: ds, n: acc.NumProcesses(), rank: acc.ProcessIndex(), check: true, every: debugMode()}
 }
 
 type shardedDataset struct {
+	acc     processes
 	ds      train.Dataset
 	n, rank int
+	check   bool // compare the next batch with process 0's
+	every   bool // compare every batch
+	batches int  // batches since the last Reset
 }
 
 func (s *shardedDataset) Name() string { return s.ds.Name() }
-func (s *shardedDataset) Reset()       { s.ds.Reset() }
+func (s *shardedDataset) Reset() {
+	s.ds.Reset()
+	s.check, s.batches = true, 0
+}
 
 // IsOwnershipTransferred implements train.DatasetCustomOwnership: the
 // slices are new tensors, the caller's to free.
@@ -47,6 +67,13 @@ func (s *shardedDataset) Yield() (spec any, inputs, labels []*tensors.Tensor, er
 	spec, inputs, labels, err = s.ds.Yield()
 	if err != nil {
 		return spec, nil, nil, err // io.EOF as it is: train.Loop compares it with ==
+	}
+	s.batches++
+	if s.check || s.every {
+		s.check = false
+		if err := s.sameBatch(inputs, labels); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	owned := true
 	if o, ok := s.ds.(train.DatasetCustomOwnership); ok {
@@ -73,6 +100,35 @@ func (s *shardedDataset) Yield() (spec any, inputs, labels []*tensors.Tensor, er
 		return nil, nil, nil, err
 	}
 	return spec, inputs, labels, nil
+}
+
+// sameBatch compares a checksum of this process's global batch with
+// process 0's (a collective).
+func (s *shardedDataset) sameBatch(inputs, labels []*tensors.Tensor) error {
+	h := fnv.New64a()
+	for _, t := range append(append([]*tensors.Tensor{}, inputs...), labels...) {
+		fmt.Fprint(h, t.Shape().String())
+		if err := t.ConstBytes(func(b []byte) { h.Write(b) }); err != nil {
+			return fmt.Errorf("gomlx: dataset %q: %w", s.ds.Name(), err)
+		}
+	}
+	all, err := s.acc.GatherBytes(h.Sum(nil))
+	if err != nil {
+		return fmt.Errorf("gomlx: dataset %q: comparing the batches of the processes: %w", s.ds.Name(), err)
+	}
+	var differ []string
+	for r := 1; r < len(all); r++ {
+		if !bytes.Equal(all[r], all[0]) {
+			differ = append(differ, strconv.Itoa(r))
+		}
+	}
+	if len(differ) > 0 {
+		return fmt.Errorf("gomlx: dataset %q: batch %d since the start (or the last Reset) differs between process 0 and process %s: "+
+			"every process must draw the same global batches, which ShardDataset splits; shuffle with the same seed on every process "+
+			"(GoMLX's InMemoryDataset.Shuffle draws from math/rand's global source, whatever WithRand says: call accelerate.SetSeed(seed, false) first)",
+			s.ds.Name(), s.batches, strings.Join(differ, ", "))
+	}
+	return nil
 }
 
 // sliceBatch returns part rank of n of t along axis 0.

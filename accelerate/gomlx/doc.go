@@ -65,8 +65,10 @@
 //
 // ShardDataset gives each process its 1/N of every global batch of a
 // train.Dataset, as Accelerate's prepared DataLoader with split_batches; a
-// batch that N does not divide is an error. Eval evaluates each process's
-// shard and averages the metrics over the processes.
+// batch that N does not divide is an error, and so are processes that draw
+// different global batches (checked on the first batch of each pass). Eval
+// evaluates each process's shard and averages the metrics over the
+// processes.
 //
 // # Backends
 //

@@ -82,7 +82,7 @@ func NewLoop(t *Trainer, opts ...LoopOption) *train.Loop {
 		if done%cfg.logEvery != 0 && !last {
 			return nil
 		}
-		values, err := t.metricValues(metrics)
+		values, err := t.MeanMetrics(metrics)
 		if err != nil {
 			return err
 		}
@@ -98,9 +98,11 @@ func NewLoop(t *Trainer, opts ...LoopOption) *train.Loop {
 	return loop
 }
 
-// metricValues returns the training metrics by short name, averaged over
-// the processes (a collective).
-func (t *Trainer) metricValues(metrics []*tensors.Tensor) (map[string]any, error) {
+// MeanMetrics returns a step's training metrics (what TrainStep returned,
+// or an OnStep hook got) by their short names ("loss+", "~loss", ...),
+// averaged over the processes: the global batch's. It is a collective:
+// every process must call it.
+func (t *Trainer) MeanMetrics(metrics []*tensors.Tensor) (map[string]any, error) {
 	ms := t.trainer.TrainMetrics()
 	vals := make([]float64, 0, len(metrics))
 	var names []string

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/goaccel/goaccel/accelerate"
 	"github.com/goaccel/goaccel/accelerate/pg"
@@ -71,7 +72,11 @@ func workerMain(mode string) error {
 	if err != nil {
 		return err
 	}
-	var ds = ShardDataset(acc, &toyDataset{d: newToyData(), batch: globalBatch})
+	toy := &toyDataset{d: newToyData(), batch: globalBatch}
+	if mode == "unsynced" && acc.ProcessIndex() == 1 {
+		toy.pos = globalBatch // this process would draw the next batch
+	}
+	var ds = ShardDataset(acc, toy)
 	if mode == "resume" {
 		if err := acc.LoadState(os.Getenv(envCkpt)); err != nil {
 			return err
@@ -82,6 +87,10 @@ func workerMain(mode string) error {
 	for step := res.Step; step < steps; step++ {
 		_, in, lb, err := ds.Yield()
 		if err != nil {
+			if mode == "unsynced" {
+				res.Err = err.Error()
+				break
+			}
 			return err
 		}
 		m, err := tr.TrainStep(nil, in, lb)
@@ -111,7 +120,11 @@ func workerMain(mode string) error {
 		}
 	}
 	res.Vars = map[string][]float32{}
-	for v := range tr.Masters().IterVariables() {
+	masters := tr.Masters()
+	if masters == nil { // never built: the first batch was refused
+		masters = mlctx.New()
+	}
+	for v := range masters.IterVariables() {
 		if v.Trainable {
 			res.Vars[v.ScopeAndName()] = tensors.MustCopyFlatData[float32](v.MustValue())
 		}
@@ -235,6 +248,18 @@ func TestDivergenceIsNamed(t *testing.T) {
 	res := launch(t, 2, "diverge", envSteps+"=6")
 	for r, w := range res {
 		if !strings.Contains(w.Err, "the variables of process 1 (first: /model/out/dense/biases) differ from process 0's") {
+			t.Errorf("process %d: %q", r, w.Err)
+		}
+	}
+}
+
+// Processes that draw different global batches are stopped at the first
+// one, with the reason and the usual cause.
+func TestDifferentBatchesAreNamed(t *testing.T) {
+	res := launch(t, 2, "unsynced", envSteps+"=3")
+	for r, w := range res {
+		if !strings.Contains(w.Err, `dataset "toy": batch 1 since the start (or the last Reset) differs between process 0 and process 1`) ||
+			!strings.Contains(w.Err, "accelerate.SetSeed") {
 			t.Errorf("process %d: %q", r, w.Err)
 		}
 	}

@@ -39,7 +39,9 @@ func (t *Trainer) afterStep() error {
 	t.mu.Lock()
 	t.stats.MicroSteps++
 	t.stats.ToHost += toHost
-	t.stats.AllReduce += time.Since(start) - toHost
+	if t.acc.NumProcesses() > 1 && t.acc.SyncGradientsNow() {
+		t.stats.AllReduce += time.Since(start) - toHost
+	}
 	t.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("gomlx: %w", err)

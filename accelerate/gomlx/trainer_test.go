@@ -269,10 +269,19 @@ func TestShardDataset(t *testing.T) {
 	}
 }
 
+// fakeProcesses is a process of n whose batch checks see only copies of
+// its own batch (the processes agree).
 type fakeProcesses struct{ n, rank int }
 
 func (f fakeProcesses) NumProcesses() int { return f.n }
 func (f fakeProcesses) ProcessIndex() int { return f.rank }
+func (f fakeProcesses) GatherBytes(b []byte) ([][]byte, error) {
+	out := make([][]byte, f.n)
+	for i := range out {
+		out[i] = b
+	}
+	return out, nil
+}
 
 // SaveModel writes the masters as safetensors named by scope and
 // variable; LoadModel puts them into another trainer's model.
