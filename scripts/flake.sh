@@ -10,7 +10,7 @@
 #                  relative to e2e/ (default: launch, multi-node, and the
 #                  interrupt tests of test_client.py; "" runs none)
 #   FLAKE_LOAD     0 runs without the load generator (default 1)
-#   FLAKE_TIMEOUT  go test -timeout (default 20m per run of a package)
+#   FLAKE_TIMEOUT  -test.timeout of each run of a package (default 20m)
 #   FLAKE_OUT      where the logs go (default: a new directory in /tmp)
 #
 # Per-test failures are counted from go test's events (go tool test2json) and
@@ -25,7 +25,7 @@ N=${FLAKE_N:-20}
 PKGS=${FLAKE_PKGS-./accelerate/pg/ ./launcher/... ./notebook/...}
 PYTESTS=${FLAKE_PYTESTS-test_launch.py test_multinode.py;test_client.py -k interrupt or stuck}
 LOAD=${FLAKE_LOAD:-1}
-TIMEOUT=${FLAKE_TIMEOUT:-$((N * 20))m}
+TIMEOUT=${FLAKE_TIMEOUT:-20m}
 OUT=${FLAKE_OUT:-$(mktemp -d /tmp/goaccel-flake.XXXXXX)}
 GO=${GO:-go}
 MAKE=${MAKE:-make}
@@ -61,22 +61,37 @@ else
   echo "== load: off (FLAKE_LOAD=0)"
 fi
 
-# go test -json would make os.Stderr the same file as os.Stdout in the test
-# binaries (testing does so for test2json), which the tests of fd capture
-# notice: each package runs as `make test` runs it (plus -v), and its output
-# becomes the same JSON events through go tool test2json.
+# Each run of a package is a fresh test binary, as in CI: `go test
+# -count=N` would repeat the tests inside one process, where the notebook's
+# tests cannot run twice (a Go plugin is opened once per process, and a
+# rebuilt cell is the same plugin). The binary is built once (go test -c,
+# with the Makefile's LDFLAGS) and run N times in its package's directory,
+# with -test.v; go tool test2json turns the output into go test -json's
+# events (go test -json itself would make os.Stderr the same file as
+# os.Stdout in the binary, which the tests of fd capture notice).
 if [ -n "$PKGS" ]; then
   # shellcheck disable=SC2086
   pkgs=$("$GO" list $PKGS) || exit 1
-  : > "$OUT/go.json"
-  : > "$OUT/go.status"
+  mkdir -p "$OUT/bin" "$OUT/go"
   for p in $pkgs; do
-    echo "== go test -count=$N $p"
-    "$GO" test -v -p 1 -count="$N" -timeout "$TIMEOUT" -ldflags="$LDFLAGS" "$p" 2>&1 \
-      | tee "$OUT/go-$(basename "$p").log" | "$GO" tool test2json -t -p "$p" >> "$OUT/go.json"
-    rc=${PIPESTATUS[0]}
-    echo "$p $rc" >> "$OUT/go.status"
-    echo "   exit status $rc"
+    dir=$("$GO" list -f '{{.Dir}}' "$p")
+    bin="$OUT/bin/$(echo "$p" | tr / _).test"
+    if ! "$GO" test -c -ldflags="$LDFLAGS" -o "$bin" "$p" > "$OUT/build.log" 2>&1; then
+      cat "$OUT/build.log"
+      echo "build-failed $p" > "$OUT/go/$(echo "$p" | tr / _)-build.status"
+      continue
+    fi
+    [ -x "$bin" ] || continue # no test files
+    fails=0
+    for ((i = 1; i <= N; i++)); do
+      run="$OUT/go/$(basename "$bin" .test)-$i"
+      (cd "$dir" && "$bin" -test.v -test.count=1 -test.timeout="$TIMEOUT") 2>&1 \
+        | tee "$run.log" | "$GO" tool test2json -t -p "$p" > "$run.json"
+      rc=${PIPESTATUS[0]}
+      echo "$p $rc" > "$run.status"
+      [ "$rc" = 0 ] || fails=$((fails + 1))
+    done
+    echo "== go test $p: $N runs, $fails failed"
   done
 fi
 
@@ -116,47 +131,50 @@ from collections import defaultdict
 out, n = sys.argv[1], int(sys.argv[2])
 runs = defaultdict(int)    # (package, test) -> runs seen
 fails = defaultdict(int)   # (package, test) -> failures
-open_runs = defaultdict(int)
-pkg_failed = set()
 
-path = os.path.join(out, "go.json")
-if os.path.exists(path):
-    with open(path, errors="replace") as f:
+# One JSON file and one status file per run of a package's test binary.
+for status in sorted(glob.glob(os.path.join(out, "go", "*.status"))):
+    words = open(status).read().split()
+    if words and words[0] == "build-failed":
+        pkg = words[1]
+        fails[(pkg, "(the package does not build)")] += 1
+        runs[(pkg, "(the package does not build)")] += 1
+        continue
+    pkg, rc = words
+    open_runs, failed_here = defaultdict(int), False
+    with open(status[:-len(".status")] + ".json", errors="replace") as f:
         for line in f:
             try:
                 e = json.loads(line)
             except ValueError:
                 continue
-            pkg, test, act = e.get("Package", "?"), e.get("Test"), e.get("Action")
+            test, act = e.get("Test"), e.get("Action")
+            if not test:
+                continue
             key = (pkg, test)
-            if test and act == "run":
+            if act == "run":
                 open_runs[key] += 1
             elif act in ("pass", "fail", "skip"):
-                if test:
-                    open_runs[key] -= 1
-                    runs[key] += 1
-                    if act == "fail":
-                        fails[key] += 1
-                elif act == "fail":
-                    pkg_failed.add(pkg)
-    # A test still running when its package's binary died (a timeout, a
-    # crash) never reported: a failure too.
+                open_runs[key] -= 1
+                runs[key] += 1
+                if act == "fail":
+                    fails[key] += 1
+                    failed_here = True
+    # A test still running when the binary died (a timeout, a crash) never
+    # reported: a failure too.
     for key, k in open_runs.items():
         if k > 0:
             fails[key] += k
             runs[key] += k
-    status = os.path.join(out, "go.status")
-    if os.path.exists(status):
-        for line in open(status):
-            pkg, rc = line.split()
-            if rc != "0":
-                pkg_failed.add(pkg)
-    # A package that failed with no test failing: its build, or its binary.
-    for pkg in pkg_failed:
-        if not any(v for (p, _), v in fails.items() if p == pkg):
-            fails[(pkg, "(the package: build or test binary)")] += 1
-            runs[(pkg, "(the package: build or test binary)")] += 1
+            failed_here = True
+    # A run that failed with no test failing: the test binary itself.
+    key = (pkg, "(the test binary: TestMain, exit or crash)")
+    if rc != "0" and not failed_here:
+        fails[key] += 1
 
+for log in sorted(glob.glob(os.path.join(out, "py-*.log"))):
+    if not os.path.exists(log[:-len(".log")] + ".xml"):
+        fails[("e2e", "(pytest wrote no report: see " + os.path.basename(log) + ")")] += 1
 for path in sorted(glob.glob(os.path.join(out, "py-*.xml"))):
     try:
         root = ET.parse(path).getroot()
