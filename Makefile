@@ -6,6 +6,9 @@
 #   make fidelity  Go programs run as notebook cells, compared with go run (fidelity/README.md);
 #                  FIDELITY_SUITE, FIDELITY_RUN, FIDELITY_J, FIDELITY_TIMEOUT, FIDELITY_DIFF=1,
 #                  FIDELITY_LIST=1 select programs and show more
+#   make flake  the timing-sensitive Go and e2e tests FLAKE_N times (20) under full
+#               CPU load, with a table of the tests that failed (scripts/flake.sh:
+#               FLAKE_PKGS, FLAKE_PYTESTS, FLAKE_LOAD=0); not part of `make test`
 #
 # Everything outside Go modules (a Python virtualenv with Jupyter and the
 # trackers' own packages, Debian's chromium and etcd-server, npm's
@@ -30,7 +33,7 @@ export GOACCEL_VENV := $(VENV)
 # os.Exit in a package a cell calls from ending the kernel.
 LDFLAGS := -checklinkname=0 -extldflags=-Wl,-z,lazy -X github.com/goaccel/goaccel/notebook/build.SourceDir=$(CURDIR)
 
-.PHONY: all build prebuild lab test test-deps notebook-mods go-test e2e browser-test bench fidelity vet fmt-check clean venv browser-deps etcd-deps
+.PHONY: all build prebuild lab test test-deps notebook-mods go-test e2e browser-test bench fidelity flake vet fmt-check clean venv browser-deps etcd-deps
 
 all: build
 
@@ -90,6 +93,9 @@ fidelity:
 	$(GO) build -o bin/fidelity ./fidelity/cmd/fidelity
 	$(GO) build -ldflags='$(LDFLAGS)' -o bin/runcell ./fidelity/cmd/runcell
 	./bin/fidelity -runcell bin/runcell
+
+flake: venv
+	@GO='$(GO)' MAKE='$(MAKE)' PY='$(PY)' LDFLAGS='$(LDFLAGS)' bash scripts/flake.sh
 
 clean:
 	rm -rf bin e2e/artifacts

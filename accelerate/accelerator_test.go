@@ -252,11 +252,11 @@ func accelerators(t *testing.T, n int) []*Accelerator {
 		jw.Add(1)
 		go func() {
 			defer jw.Done()
-			g, err := pg.Join(context.Background(), pg.Config{Rank: r, WorldSize: n, StoreAddr: st.Addr(), Secret: "sec", Timeout: 10 * time.Second})
+			g, err := pg.Join(context.Background(), pg.Config{Rank: r, WorldSize: n, StoreAddr: st.Addr(), Secret: "sec", Timeout: patience})
 			errs[r] = err
 			accs[r] = &Accelerator{st: &processState{
 				env:    launchEnv{rank: r, localRank: r, worldSize: n, localWorldSize: n},
-				device: "cpu", cpu: true, mixedPrecision: "no", timeout: 10 * time.Second,
+				device: "cpu", cpu: true, mixedPrecision: "no", timeout: patience,
 				ctx: context.Background(), out: &bytes.Buffer{}, group: g,
 			}}
 		}()

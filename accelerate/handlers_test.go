@@ -133,7 +133,9 @@ func TestInitProcessGroupTimeout(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "rank 1 did not join within 1s") {
 		t.Fatalf("err = %v", err)
 	}
-	if took < 900*time.Millisecond || took > 10*time.Second {
+	// Not early; and long before the default (1800 s) would end it (the
+	// upper bound is loose: a busy machine may be slow to report).
+	if took < 900*time.Millisecond || took > 2*time.Minute {
 		t.Fatalf("NewAccelerator failed after %v, want about 1s", took)
 	}
 	if StateInitialized() {

@@ -7,7 +7,16 @@ from jupyter_client.manager import KernelManager
 
 from conftest import KERNEL_NAME
 
-TIMEOUT = 30
+# A hang guard for every wait on the kernel, never a budget: a cell's first
+# build of a package for plugins takes 40 s on a cold, busy machine (and a
+# launch builds in every worker); only a kernel that never answers should
+# fail a test.
+TIMEOUT = 300
+
+# What "at once" means for what an interrupt, a kill or a failure must end,
+# against an alternative of an hour or forever: the bound proves the point
+# however busy the machine.
+PROMPT = 120
 
 
 @contextmanager

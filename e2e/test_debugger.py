@@ -416,7 +416,7 @@ def test_breakpoint_in_a_launched_function_says_workers_are_not_debugged(kernel,
     reply, _ = run(kc, decl)
     assert reply["content"]["status"] == "ok"
     dbg.break_at(decl, 4)
-    reply, out = dbg.run("debuglauncher.DebugLauncher(work, nil, 1)", timeout=120)
+    reply, out = dbg.run("debuglauncher.DebugLauncher(work, nil, 1)", timeout=2 * TIMEOUT)
     assert reply["content"]["status"] == "ok"
     assert "not hit: launched functions run in worker processes" in stdout_of(out, "stderr")
     assert "in the worker" in stdout_of(out)

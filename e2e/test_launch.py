@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from queue import Empty
 
-from kernelclient import collect, run, running_kernel, shell_reply, stdout_of
+from kernelclient import PROMPT, TIMEOUT, collect, run, running_kernel, shell_reply, stdout_of
 
 SLEEPY = '''import (
 \t"fmt"
@@ -55,7 +55,7 @@ def wait_until(pred, timeout):
 def start_sleepy_launch(kc, pid, n=3):
     run(kc, SLEEPY)
     msg_id = kc.execute("debuglauncher.DebugLauncher(sleepy, nil, %d)" % n)
-    assert wait_until(lambda: len(workers_of(pid)) == n, 30), workers_of(pid)
+    assert wait_until(lambda: len(workers_of(pid)) == n, TIMEOUT), workers_of(pid)
     return msg_id
 
 
@@ -82,15 +82,18 @@ def test_interrupt_stops_every_worker():
         msg_id = start_sleepy_launch(kc, pid)
         # A worker process exists some 100 ms before it runs the function
         # (it loads the compiled cells first): interrupt once one does.
-        early = outputs_until(kc, msg_id, "worker up", 30)
+        early = outputs_until(kc, msg_id, "worker up", TIMEOUT)
         t0 = time.monotonic()
         km.interrupt_kernel()
-        reply = shell_reply(kc, msg_id, timeout=15)
+        reply = shell_reply(kc, msg_id)
         elapsed = time.monotonic() - t0
         out = early + collect(kc, msg_id)
-        assert elapsed < 6, f"interrupt took {elapsed:.1f}s (limit: SIGINT, SIGTERM, SIGKILL within 5 s)"
+        # The workers sleep an hour: the launch ending proves they were
+        # stopped (SIGINT, SIGTERM, SIGKILL within 5 s on an idle machine).
+        print(f"\ninterrupt → reply {elapsed:.1f}s")
+        assert elapsed < PROMPT, f"interrupt took {elapsed:.1f}s"
         assert "worker up" in stdout_of(out)
-        assert wait_until(lambda: not workers_of(pid), 2), f"left behind: {workers_of(pid)}"
+        assert wait_until(lambda: not workers_of(pid), PROMPT), f"left behind: {workers_of(pid)}"
         # the kernel is fine afterwards
         _, out = run(kc, "1 + 1")
         assert any(m["msg_type"] == "execute_result" for m in out)
@@ -101,7 +104,7 @@ def test_restart_stops_every_worker():
         pid = kernel_pid(km)
         start_sleepy_launch(kc, pid)
         km.restart_kernel(now=True)
-        assert wait_until(lambda: not workers_of(pid), 5), f"left behind: {workers_of(pid)}"
+        assert wait_until(lambda: not workers_of(pid), PROMPT), f"left behind: {workers_of(pid)}"
 
 
 def test_kill_9_of_the_kernel_stops_every_worker():
@@ -109,4 +112,4 @@ def test_kill_9_of_the_kernel_stops_every_worker():
         pid = kernel_pid(km)
         start_sleepy_launch(kc, pid)
         os.kill(pid, signal.SIGKILL)
-        assert wait_until(lambda: not workers_of(pid), 5), f"left behind: {workers_of(pid)}"
+        assert wait_until(lambda: not workers_of(pid), PROMPT), f"left behind: {workers_of(pid)}"

@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from kernelclient import running_kernel, shell_reply, run
+from kernelclient import TIMEOUT, running_kernel, shell_reply, run
 from notebookrun import VENV, run_notebook, stream_text
 
 NOTEBOOKS = ROOT / "examples" / "notebooks"
@@ -63,7 +63,7 @@ def mlflow_uri(tmp_path_factory):
          "--workers", "1"],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + TIMEOUT
         while True:
             try:
                 with urllib.request.urlopen(uri + "/health", timeout=2) as r:
@@ -95,7 +95,7 @@ def mlflow_uri(tmp_path_factory):
 # named "<key>/<member>".
 
 def _json_of(cmd, cwd=None, env=None):
-    p = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env, timeout=TIMEOUT)
     assert p.returncode == 0, f"{cmd} failed:\n{p.stderr[-3000:]}"
     return p.stdout
 
@@ -174,7 +174,7 @@ def read_wandb(wandb_dir, scratch):
     env = dict(os.environ, WANDB_MODE="offline", WANDB_SILENT="true", WANDB_CONFIG_DIR=str(home / "config"),
                WANDB_CACHE_DIR=str(home / "cache"), WANDB_DATA_DIR=str(home / "data"))
     p = subprocess.run([str(VENV / "bin" / "wandb"), "leet", "inspect", "--json", str(runs[0])],
-                       capture_output=True, text=True, cwd=home, env=env, timeout=120)
+                       capture_output=True, text=True, cwd=home, env=env, timeout=TIMEOUT)
     assert p.returncode == 0, p.stderr
     err = p.stderr.lower()
     assert "corrupt" not in err and "error" not in err, f"wandb's reader reported damage: {p.stderr}"
@@ -459,7 +459,7 @@ def test_flush_survives_sigkill(tmp_path):
                 assert pid, "rank 0's worker process not found in /proc"
                 os.kill(pid, signal.SIGKILL)
                 killed_at = time.monotonic()
-            assert time.monotonic() - start < 60, f"the launch did not end; got {sorted(printed)[-3:]}"
+            assert time.monotonic() - start < 2 * TIMEOUT, f"the launch did not end; got {sorted(printed)[-3:]}"
             try:
                 msg = kc.get_iopub_msg(timeout=0.05)
             except Exception:

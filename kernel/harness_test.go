@@ -28,6 +28,7 @@ import (
 //	error NAME VALUE  cell fails
 //	block             wait for ctx (interrupt), then fail with Interrupted
 //	sleep MS          sleep
+//	gate              wait until the test closes fakeInterp.gate
 //	input PROMPT      ask for input, print "got: VALUE" (or the error)
 //	password PROMPT   same with password
 //	display ID TEXT   display_data; update ID TEXT: update_display_data
@@ -40,7 +41,14 @@ type fakeInterp struct {
 	comms    frontend.Comms
 	closed   atomic.Bool
 	started  chan string // receives each cell's code when it starts (if non-nil)
+	gate     chan struct{}
 }
+
+// patience bounds every wait for the kernel (a reply, a connection, its
+// stop). It is a hang guard, not a budget: the kernel answers a fake
+// interpreter in milliseconds, but a busy CI machine may stall it for
+// seconds, and only a kernel that never answers should fail a test.
+const patience = 5 * time.Minute
 
 func (f *fakeInterp) Info() (frontend.LanguageInfo, string, []frontend.HelpLink) {
 	return frontend.LanguageInfo{
@@ -85,6 +93,8 @@ func (f *fakeInterp) Execute(ctx context.Context, req frontend.ExecuteRequest, i
 		case "block":
 			<-ctx.Done()
 			return frontend.ExecuteReply{Err: &frontend.Error{Name: "Interrupted", Value: ctx.Err().Error()}}
+		case "gate":
+			<-f.gate
 		case "sleep":
 			ms, _ := strconv.Atoi(arg)
 			time.Sleep(time.Duration(ms) * time.Millisecond)
@@ -180,8 +190,8 @@ func startKernelWith(t *testing.T, it Interpreter, interp *fakeInterp, key strin
 		cancel()
 		select {
 		case <-tk.done:
-		case <-time.After(10 * time.Second):
-			t.Error("kernel did not stop within 10s of its context ending")
+		case <-time.After(patience):
+			t.Errorf("kernel did not stop within %v of its context ending", patience)
 		}
 	})
 	return tk
@@ -254,7 +264,7 @@ func newClient(t *testing.T, tk *testKernel, key string) *client {
 	})
 	// Wait until the kernel has the three DEALERs' connections, as a real
 	// frontend has long before its first request.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(patience)
 	for _, s := range []*zsock{tk.k.shell, tk.k.control, tk.k.stdin} {
 		for !s.hasPeer([]byte(c.id)) {
 			if time.Now().After(deadline) {
@@ -264,7 +274,7 @@ func newClient(t *testing.T, tk *testKernel, key string) *client {
 		}
 	}
 	// JEP 65: the first IOPub message is the welcome.
-	w := c.recv("iopub", 5*time.Second)
+	w := c.recv("iopub")
 	if w.header.MsgType != "iopub_welcome" {
 		t.Fatalf("first iopub message is %s, want iopub_welcome", w.header.MsgType)
 	}
@@ -299,13 +309,15 @@ func (c *client) sendRaw(channel string, frames [][]byte) {
 	}
 }
 
-func (c *client) recv(channel string, timeout time.Duration) *message {
+// recv returns the next message on channel; it fails the test only when
+// none comes within patience.
+func (c *client) recv(channel string) *message {
 	c.t.Helper()
 	select {
 	case m := <-c.ch[channel]:
 		return m
-	case <-time.After(timeout):
-		c.t.Fatalf("no %s message within %v", channel, timeout)
+	case <-time.After(patience):
+		c.t.Fatalf("no %s message within %v", channel, patience)
 		return nil
 	}
 }
@@ -336,14 +348,17 @@ func contentMap(t *testing.T, m *message) map[string]any {
 }
 
 // iopubUntilIdle collects the IOPub messages with parent id up to and
-// including its idle status; it checks the first is busy.
-func (c *client) iopubUntilIdle(id string, timeout time.Duration) []*message {
+// including its idle status; it checks the first is busy. It waits for
+// progress: patience runs from the last message.
+func (c *client) iopubUntilIdle(id string) []*message {
 	c.t.Helper()
 	var out []*message
-	deadline := time.After(timeout)
+	deadline := time.NewTimer(patience)
+	defer deadline.Stop()
 	for {
 		select {
 		case m := <-c.ch["iopub"]:
+			deadline.Reset(patience)
 			if parentID(m) != id {
 				continue
 			}
@@ -354,8 +369,8 @@ func (c *client) iopubUntilIdle(id string, timeout time.Duration) []*message {
 			if m.header.MsgType == "status" && contentMap(c.t, m)["execution_state"] == "idle" {
 				return out
 			}
-		case <-deadline:
-			c.t.Fatalf("no idle for %s within %v (got %d messages)", id, timeout, len(out))
+		case <-deadline.C:
+			c.t.Fatalf("no idle for %s: no IOPub message for %v (got %d messages)", id, patience, len(out))
 		}
 	}
 }
@@ -377,11 +392,11 @@ func (c *client) execute(code string, extra map[string]any) (*message, []*messag
 		content[k] = v
 	}
 	id := c.send("shell", "execute_request", content)
-	rep := c.recv("shell", 10*time.Second)
+	rep := c.recv("shell")
 	if rep.header.MsgType != "execute_reply" || parentID(rep) != id {
 		c.t.Fatalf("got %s (parent %s), want execute_reply to %s", rep.header.MsgType, parentID(rep), id)
 	}
-	return rep, c.iopubUntilIdle(id, 10*time.Second)
+	return rep, c.iopubUntilIdle(id)
 }
 
 // hasPeer reports whether a peer with routing identity id is connected.
@@ -402,4 +417,17 @@ func (s *zsock) subscribers() int {
 		}
 	}
 	return n
+}
+
+// waitFor polls cond until it holds; it fails the test only when cond does
+// not hold within patience.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(patience)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within %v", what, patience)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }

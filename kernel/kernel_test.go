@@ -19,7 +19,7 @@ func TestKernelInfoAndStatusOrder(t *testing.T) {
 	tk := startKernel(t, nil, "secret")
 	c := newClient(t, tk, "secret")
 	id := c.send("shell", "kernel_info_request", map[string]any{})
-	rep := c.recv("shell", 5*time.Second)
+	rep := c.recv("shell")
 	if rep.header.MsgType != "kernel_info_reply" || parentID(rep) != id {
 		t.Fatalf("got %s to %s", rep.header.MsgType, parentID(rep))
 	}
@@ -41,7 +41,7 @@ func TestKernelInfoAndStatusOrder(t *testing.T) {
 	if links := cm["help_links"].([]any); len(links) != 1 {
 		t.Errorf("help_links %v", links)
 	}
-	msgs := c.iopubUntilIdle(id, 5*time.Second)
+	msgs := c.iopubUntilIdle(id)
 	if got := types(msgs); !reflect.DeepEqual(got, []string{"status", "status"}) {
 		t.Errorf("iopub for kernel_info: %v, want busy, idle", got)
 	}
@@ -160,8 +160,11 @@ func TestStreamCoalescing(t *testing.T) {
 	if sb.String() != want.String() {
 		t.Fatalf("stream text differs: got %d bytes, want %d", sb.Len(), want.Len())
 	}
-	if streams > n/100 {
-		t.Errorf("%d stream messages for %d lines: not coalesced", streams, n)
+	// Coalesced: a stream message is sent flushDelay after the first
+	// unsent write or when flushSize bytes are pending, so however slow the
+	// machine, there are at most that many of each. Uncoalesced would be n.
+	if most := int(elapsed/flushDelay) + want.Len()/flushSize + 2; streams > most {
+		t.Errorf("%d stream messages for %d lines in %v: not coalesced (at most %d)", streams, n, elapsed, most)
 	}
 	if got := types(msgs); got[len(got)-2] != "execute_result" {
 		t.Errorf("execute_result not after the streams: %v", got[len(got)-3:])
@@ -170,7 +173,7 @@ func TestStreamCoalescing(t *testing.T) {
 }
 
 func TestStopOnErrorAbortsQueue(t *testing.T) {
-	interp := &fakeInterp{started: make(chan string, 10)}
+	interp := &fakeInterp{started: make(chan string, 10), gate: make(chan struct{})}
 	tk := startKernel(t, interp, "secret")
 	c := newClient(t, tk, "secret")
 	base := map[string]any{"silent": false, "store_history": true, "user_expressions": map[string]any{}, "allow_stdin": false}
@@ -181,21 +184,22 @@ func TestStopOnErrorAbortsQueue(t *testing.T) {
 		}
 		return m
 	}
-	id1 := c.send("shell", "execute_request", with("sleep 300\nerror Boom failed", true))
+	id1 := c.send("shell", "execute_request", with("gate\nerror Boom failed", true))
 	<-interp.started // the first cell runs; the next two queue behind it
 	id2 := c.send("shell", "execute_request", with("print two", true))
 	id3 := c.send("shell", "execute_request", with("print three", true))
-	time.Sleep(100 * time.Millisecond)
+	waitFor(t, "two queued execute requests", func() bool { return len(tk.k.execQ) == 2 })
+	close(interp.gate) // the first cell fails with both queued
 	statuses := map[string]string{}
 	for range 3 {
-		r := c.recv("shell", 5*time.Second)
+		r := c.recv("shell")
 		statuses[parentID(r)] = contentMap(t, r)["status"].(string)
 	}
 	if statuses[id1] != "error" || statuses[id2] != "aborted" || statuses[id3] != "aborted" {
 		t.Errorf("statuses %v", statuses)
 	}
 	for _, id := range []string{id2, id3} {
-		if got := types(c.iopubUntilIdle(id, 5*time.Second)); !reflect.DeepEqual(got, []string{"status", "status"}) {
+		if got := types(c.iopubUntilIdle(id)); !reflect.DeepEqual(got, []string{"status", "status"}) {
 			t.Errorf("aborted request iopub %v, want busy, idle", got)
 		}
 	}
@@ -213,11 +217,14 @@ func TestStopOnErrorAbortsQueue(t *testing.T) {
 	interp.mu.Lock()
 	interp.executed = nil
 	interp.mu.Unlock()
-	c.send("shell", "execute_request", with("sleep 200\nerror Boom failed", false))
+	interp.gate = make(chan struct{})
+	c.send("shell", "execute_request", with("gate\nerror Boom failed", false))
 	<-interp.started
 	c.send("shell", "execute_request", with("print two", true))
+	waitFor(t, "a queued execute request", func() bool { return len(tk.k.execQ) == 1 })
+	close(interp.gate)
 	for range 2 {
-		c.recv("shell", 5*time.Second)
+		c.recv("shell")
 	}
 	<-interp.started
 	if ran := interp.ran(); len(ran) != 2 {
@@ -233,35 +240,32 @@ func TestInterruptAndControlWhileRunning(t *testing.T) {
 		"store_history": true, "user_expressions": map[string]any{}, "allow_stdin": false})
 	<-interp.started
 
-	// Control is answered while the cell runs.
-	start := time.Now()
+	// Control is answered while the cell runs (it blocks until interrupted).
 	kid := c.send("control", "kernel_info_request", map[string]any{})
-	rep := c.recv("control", time.Second)
+	rep := c.recv("control")
 	if rep.header.MsgType != "kernel_info_reply" || parentID(rep) != kid {
 		t.Fatalf("control got %s", rep.header.MsgType)
 	}
 	// So are non-execute shell requests.
 	c.send("shell", "is_complete_request", map[string]any{"code": "func f() {"})
-	rep = c.recv("shell", time.Second)
+	rep = c.recv("shell")
 	if cm := contentMap(t, rep); rep.header.MsgType != "is_complete_reply" || cm["status"] != "incomplete" || cm["indent"] != "\t" {
 		t.Fatalf("is_complete while running: %s %v", rep.header.MsgType, cm)
 	}
 
-	start = time.Now()
 	iid := c.send("control", "interrupt_request", map[string]any{})
-	rep = c.recv("control", time.Second)
+	rep = c.recv("control")
 	if rep.header.MsgType != "interrupt_reply" || parentID(rep) != iid || contentMap(t, rep)["status"] != "ok" {
 		t.Fatalf("interrupt: %s %v", rep.header.MsgType, contentMap(t, rep))
 	}
-	rep = c.recv("shell", time.Second)
+	rep = c.recv("shell")
 	if rep.header.MsgType != "execute_reply" || parentID(rep) != execID {
 		t.Fatalf("got %s, want the blocked cell's execute_reply", rep.header.MsgType)
 	}
+	// The cell blocks until its context ends: its reply proves the
+	// interrupt reached it.
 	if cm := contentMap(t, rep); cm["status"] != "error" || cm["ename"] != "Interrupted" {
 		t.Errorf("interrupted cell reply %v", cm)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("interrupt took %v", d)
 	}
 }
 
@@ -293,42 +297,42 @@ func TestUnknownAndMalformedRequests(t *testing.T) {
 	tk := startKernel(t, nil, "secret")
 	c := newClient(t, tk, "secret")
 	id := c.send("shell", "foo_request", map[string]any{})
-	rep := c.recv("shell", 2*time.Second)
+	rep := c.recv("shell")
 	cm := contentMap(t, rep)
 	if rep.header.MsgType != "foo_reply" || parentID(rep) != id || cm["status"] != "error" || cm["ename"] != "UnknownMessageType" {
 		t.Errorf("unknown request: %s %v", rep.header.MsgType, cm)
 	}
-	c.iopubUntilIdle(id, 2*time.Second)
+	c.iopubUntilIdle(id)
 
 	// Signed, good header, content not JSON.
 	h := newHeader("complete_request", c.session)
 	hb := marshal(h)
 	c.sendRaw("shell", encode(nil, hb, []byte("{}"), []byte("{}"), []byte("{not json"), nil, c.sg))
-	rep = c.recv("shell", 2*time.Second)
+	rep = c.recv("shell")
 	if cm := contentMap(t, rep); rep.header.MsgType != "complete_reply" || cm["status"] != "error" {
 		t.Errorf("malformed content: %s %v", rep.header.MsgType, cm)
 	}
 	// A handler panic (the fake's Complete panics on "panic") becomes an error reply.
 	c.send("shell", "complete_request", map[string]any{"code": "panic", "cursor_pos": 5})
-	rep = c.recv("shell", 2*time.Second)
+	rep = c.recv("shell")
 	if cm := contentMap(t, rep); rep.header.MsgType != "complete_reply" || cm["status"] != "error" || cm["ename"] != "KernelError" {
 		t.Errorf("panicking handler: %s %v", rep.header.MsgType, cm)
 	}
 	// debug_request: an interpreter without a debugger refuses it (see
 	// debug_test.go for one with).
 	c.send("control", "debug_request", map[string]any{"type": "request", "seq": 1, "command": "initialize"})
-	rep = c.recv("control", 2*time.Second)
+	rep = c.recv("control")
 	if cm := contentMap(t, rep); rep.header.MsgType != "debug_reply" || cm["status"] != "error" || cm["ename"] != "NotSupported" {
 		t.Errorf("debug_request: %s %v", rep.header.MsgType, cm)
 	}
 	// complete and inspect work.
 	c.send("shell", "complete_request", map[string]any{"code": "fmt.Pr", "cursor_pos": 6})
-	rep = c.recv("shell", 2*time.Second)
+	rep = c.recv("shell")
 	if cm := contentMap(t, rep); cm["status"] != "ok" || len(cm["matches"].([]any)) != 2 || cm["cursor_start"] != 4.0 {
 		t.Errorf("complete_reply %v", cm)
 	}
 	c.send("shell", "inspect_request", map[string]any{"code": "fmt", "cursor_pos": 3, "detail_level": 0})
-	rep = c.recv("shell", 2*time.Second)
+	rep = c.recv("shell")
 	if cm := contentMap(t, rep); cm["status"] != "ok" || cm["found"] != true {
 		t.Errorf("inspect_reply %v", cm)
 	}
@@ -362,7 +366,7 @@ func TestComms(t *testing.T) {
 
 	// Unknown target: the kernel closes the comm.
 	id := c.send("shell", "comm_open", map[string]any{"comm_id": "c-unknown", "target_name": "nope", "data": map[string]any{}})
-	msgs := c.iopubUntilIdle(id, 2*time.Second)
+	msgs := c.iopubUntilIdle(id)
 	if got := types(msgs); !reflect.DeepEqual(got, []string{"status", "comm_close", "status"}) {
 		t.Fatalf("comm_open to unknown target: %v", got)
 	}
@@ -372,7 +376,7 @@ func TestComms(t *testing.T) {
 
 	c.send("shell", "comm_open", map[string]any{"comm_id": "c1", "target_name": "echo", "data": map[string]any{"a": 1}})
 	id = c.send("shell", "comm_msg", map[string]any{"comm_id": "c1", "data": map[string]any{"x": "hi"}})
-	msgs = c.iopubUntilIdle(id, 2*time.Second)
+	msgs = c.iopubUntilIdle(id)
 	if got := types(msgs); !reflect.DeepEqual(got, []string{"status", "comm_msg", "status"}) {
 		t.Fatalf("comm_msg: %v", got)
 	}
@@ -384,20 +388,20 @@ func TestComms(t *testing.T) {
 	}
 
 	c.send("shell", "comm_info_request", map[string]any{"target_name": "echo"})
-	rep := c.recv("shell", 2*time.Second)
+	rep := c.recv("shell")
 	comms := contentMap(t, rep)["comms"].(map[string]any)
 	if len(comms) != 1 || comms["c1"].(map[string]any)["target_name"] != "echo" {
 		t.Errorf("comm_info %v", comms)
 	}
 	c.send("shell", "comm_info_request", map[string]any{"target_name": "other"})
-	if comms := contentMap(t, c.recv("shell", 2*time.Second))["comms"].(map[string]any); len(comms) != 0 {
+	if comms := contentMap(t, c.recv("shell"))["comms"].(map[string]any); len(comms) != 0 {
 		t.Errorf("comm_info filtered %v", comms)
 	}
 
 	c.send("shell", "comm_close", map[string]any{"comm_id": "c1", "data": map[string]any{}})
 	select {
 	case <-h.done:
-	case <-time.After(2 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("OnClose not called")
 	}
 
@@ -420,18 +424,18 @@ func TestStdinRoundTrip(t *testing.T) {
 	c := newClient(t, tk, "secret")
 	id := c.send("shell", "execute_request", map[string]any{"code": "password secret?", "silent": false,
 		"store_history": true, "user_expressions": map[string]any{}, "allow_stdin": true})
-	req := c.recv("stdin", 2*time.Second)
+	req := c.recv("stdin")
 	cm := contentMap(t, req)
 	if req.header.MsgType != "input_request" || parentID(req) != id || cm["prompt"] != "secret?" || cm["password"] != true {
 		t.Fatalf("input_request %s %v parent %s", req.header.MsgType, cm, parentID(req))
 	}
 	c.send("stdin", "input_reply", map[string]any{"value": "hunter2"})
-	rep := c.recv("shell", 2*time.Second)
+	rep := c.recv("shell")
 	if contentMap(t, rep)["status"] != "ok" {
 		t.Fatal(contentMap(t, rep))
 	}
 	var text string
-	for _, m := range c.iopubUntilIdle(id, 2*time.Second) {
+	for _, m := range c.iopubUntilIdle(id) {
 		if m.header.MsgType == "stream" {
 			text += contentMap(t, m)["text"].(string)
 		}
@@ -453,18 +457,24 @@ func TestStdinRoundTrip(t *testing.T) {
 	}
 	c.noMessage("stdin", 50*time.Millisecond)
 
-	// Interrupt while waiting for input returns promptly.
+	// Interrupt while waiting for input ends the cell (no input_reply
+	// ever comes: only the interrupt can end the wait).
 	id = c.send("shell", "execute_request", map[string]any{"code": "input never", "allow_stdin": true})
-	c.recv("stdin", 2*time.Second)
-	start := time.Now()
+	c.recv("stdin")
 	c.send("control", "interrupt_request", map[string]any{})
-	c.recv("control", time.Second)
-	rep = c.recv("shell", time.Second)
+	c.recv("control")
+	rep = c.recv("shell")
 	if parentID(rep) != id {
 		t.Fatal("wrong reply")
 	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("input not interrupted promptly: %v", d)
+	var text2 string
+	for _, m := range c.iopubUntilIdle(id) {
+		if m.header.MsgType == "stream" {
+			text2 += contentMap(t, m)["text"].(string)
+		}
+	}
+	if !strings.HasPrefix(text2, "input error: ") {
+		t.Errorf("interrupted input: the cell printed %q, want an input error", text2)
 	}
 }
 
@@ -473,11 +483,11 @@ func TestShutdown(t *testing.T) {
 	tk := startKernel(t, interp, "secret")
 	c := newClient(t, tk, "secret")
 	id := c.send("control", "shutdown_request", map[string]any{"restart": true})
-	rep := c.recv("control", 2*time.Second)
+	rep := c.recv("control")
 	if cm := contentMap(t, rep); rep.header.MsgType != "shutdown_reply" || cm["status"] != "ok" || cm["restart"] != true || parentID(rep) != id {
 		t.Fatalf("shutdown_reply %s %v", rep.header.MsgType, cm)
 	}
-	got := types(c.iopubUntilIdle(id, 2*time.Second))
+	got := types(c.iopubUntilIdle(id))
 	if !reflect.DeepEqual(got, []string{"status", "shutdown_reply", "status"}) {
 		t.Errorf("iopub on shutdown %v", got)
 	}
@@ -486,7 +496,7 @@ func TestShutdown(t *testing.T) {
 		if err != nil {
 			t.Errorf("Run returned %v after shutdown_request", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("Run did not return after shutdown_request")
 	}
 	if !interp.closed.Load() {
@@ -503,14 +513,14 @@ func TestShutdownOnShellWhileRunning(t *testing.T) {
 	<-interp.started
 	c.send("shell", "shutdown_request", map[string]any{"restart": false})
 	for {
-		rep := c.recv("shell", 2*time.Second)
+		rep := c.recv("shell")
 		if rep.header.MsgType == "shutdown_reply" {
 			break
 		}
 	}
 	select {
 	case <-tk.done:
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("Run did not return")
 	}
 	tk.done <- nil
@@ -523,7 +533,7 @@ func TestHistoryRequest(t *testing.T) {
 		c.execute(code, nil)
 	}
 	c.send("shell", "history_request", map[string]any{"output": true, "raw": true, "hist_access_type": "tail", "n": 2})
-	h := contentMap(t, c.recv("shell", 2*time.Second))["history"].([]any)
+	h := contentMap(t, c.recv("shell"))["history"].([]any)
 	if len(h) != 2 {
 		t.Fatalf("tail %v", h)
 	}
@@ -536,20 +546,20 @@ func TestHistoryRequest(t *testing.T) {
 		t.Errorf("no-output entry %v", h[1])
 	}
 	c.send("shell", "history_request", map[string]any{"output": false, "raw": true, "hist_access_type": "search", "pattern": "result*"})
-	if h := contentMap(t, c.recv("shell", 2*time.Second))["history"].([]any); len(h) != 2 {
+	if h := contentMap(t, c.recv("shell"))["history"].([]any); len(h) != 2 {
 		t.Errorf("search %v", h)
 	}
 	c.send("shell", "history_request", map[string]any{"output": false, "raw": true, "hist_access_type": "bogus"})
-	if cm := contentMap(t, c.recv("shell", 2*time.Second)); cm["status"] != "error" {
+	if cm := contentMap(t, c.recv("shell")); cm["status"] != "error" {
 		t.Errorf("bogus access type %v", cm)
 	}
 }
 
 // A subscriber that never reads is disconnected; the others get everything.
+// peerEnqueueWait keeps its default (5 s): the live subscriber must never be
+// taken for a stalled one, and on a busy machine its reader may pause for
+// longer than a shortened wait.
 func TestStalledSubscriber(t *testing.T) {
-	old := peerEnqueueWait
-	peerEnqueueWait = 300 * time.Millisecond
-	defer func() { peerEnqueueWait = old }()
 	tk := startKernel(t, nil, "")
 	c := newClient(t, tk, "")
 
@@ -565,10 +575,7 @@ func TestStalledSubscriber(t *testing.T) {
 	if err := zc.SendMsg(zmq4.NewMsg([]byte{1})); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for tk.k.iopub.subscribers() < 2 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, "the stalled subscriber's subscription", func() bool { return tk.k.iopub.subscribers() >= 2 })
 	if tk.k.iopub.subscribers() != 2 {
 		t.Fatal("stalled subscriber not subscribed")
 	}

@@ -21,6 +21,10 @@ func FakeKernelState(acceleratorInitialized, deviceBound bool) (restore func()) 
 	})
 }
 
+// InterruptTerm exposes interruptTerm: how long after SIGINT an interrupted
+// worker gets SIGTERM.
+const InterruptTerm = interruptTerm
+
 // ExpandPrefix exposes expandPrefix.
 var ExpandPrefix = expandPrefix
 

@@ -353,8 +353,10 @@ func TestRankPanicStopsOthers(t *testing.T) {
 	ns, _ := strconv.ParseInt(m[1], 10, 64)
 	stopped := end.Sub(time.Unix(0, ns))
 	t.Logf("other ranks stopped %s after rank 1 panicked (MonitorInterval %s; whole launch %s)", stopped, monitor, end.Sub(start))
-	if stopped > monitor+150*time.Millisecond {
-		t.Errorf("the other ranks took %s to stop after the panic, want about MonitorInterval (%s)", stopped, monitor)
+	// The other ranks sleep forever: the launch returned, so they were
+	// stopped; prompt tells "at once" from that however busy the machine.
+	if stopped > prompt {
+		t.Errorf("the other ranks took %s to stop after the panic, want at most %s", stopped, prompt)
 	}
 	for _, pid := range pids(pub.Text("stdout")) {
 		assertGone(t, pid)

@@ -25,6 +25,20 @@ var reg = launchertest.New()
 // roleEnv makes a re-executed test binary play the kernel (TestKill9...).
 const roleEnv = "GOACCEL_LAUNCHER_TEST_ROLE"
 
+// patience bounds every wait for a launch, a worker or an agent in these
+// tests: a hang guard far above what a cold, busy machine needs, never a
+// budget.
+const patience = 10 * time.Minute
+
+// forever is how long a worker that the launcher must stop sleeps: far
+// longer than patience, so a worker gone proves the launcher stopped it.
+const forever = time.Hour
+
+// prompt is what "at once" means for a stop the launcher makes: the
+// alternative (forever, a lease expiry...) is much longer, so the bound
+// proves the point however busy the machine.
+const prompt = 2 * time.Minute
+
 func TestMain(m *testing.M) {
 	reg.Register("env", workerEnv)
 	reg.Register("echo", echo)
@@ -106,7 +120,7 @@ func panicky() int {
 		panic("boom on purpose")
 	}
 	fmt.Printf("pid=%d\n", os.Getpid())
-	time.Sleep(60 * time.Second)
+	time.Sleep(forever)
 	return 0
 }
 
@@ -117,7 +131,7 @@ func goroutinePanic() int {
 		go func() { defer close(done); panic("crash in goroutine") }()
 		<-done
 	}
-	time.Sleep(60 * time.Second)
+	time.Sleep(forever)
 	return 0
 }
 
@@ -126,7 +140,7 @@ func exit3() int {
 		fmt.Fprintln(os.Stderr, "about to exit with 3")
 		os.Exit(3)
 	}
-	time.Sleep(60 * time.Second)
+	time.Sleep(forever)
 	return 0
 }
 
@@ -140,17 +154,18 @@ func flaky() (int, error) {
 }
 
 // sleeper prints its pid and sleeps; with honorInterrupt it returns at the
-// first SIGINT, otherwise it ignores it.
+// first SIGINT (printing "interrupted=PID"), otherwise it ignores it.
 func sleeper(honorInterrupt bool) int {
 	if honorInterrupt {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()
 		fmt.Printf("pid=%d\n", os.Getpid())
 		<-ctx.Done()
+		fmt.Printf("interrupted=%d\n", os.Getpid())
 		return 1
 	}
 	fmt.Printf("pid=%d\n", os.Getpid())
-	time.Sleep(60 * time.Second)
+	time.Sleep(forever)
 	return 0
 }
 

@@ -67,7 +67,7 @@ func sleepUntilRestart(restarts int) int {
 		return rank()
 	}
 	fmt.Printf("pid=%d\n", os.Getpid())
-	time.Sleep(120 * time.Second)
+	time.Sleep(forever)
 	return -1
 }
 
@@ -76,7 +76,7 @@ func panicOnRank(r int) int {
 	if rank() == r {
 		panic(fmt.Sprintf("rank %d gives up", r))
 	}
-	time.Sleep(120 * time.Second)
+	time.Sleep(forever)
 	return 0
 }
 
@@ -178,13 +178,14 @@ func launchAsync(ctx context.Context, pub *launchertest.Publisher, fn any, args 
 	return ch
 }
 
-func waitLaunch(t *testing.T, ch <-chan launched, within time.Duration) launched {
+// waitLaunch waits for the launch to return (at most patience).
+func waitLaunch(t *testing.T, ch <-chan launched) launched {
 	t.Helper()
 	select {
 	case r := <-ch:
 		return r
-	case <-time.After(within):
-		t.Fatalf("the launch did not return within %s", within)
+	case <-time.After(patience):
+		t.Fatalf("the launch did not return within %s", patience)
 	}
 	return launched{}
 }
@@ -216,7 +217,7 @@ func TestTwoNodesEtcdEmbeddedWithAgent(t *testing.T) {
 	pub := &launchertest.Publisher{}
 	r := waitLaunch(t, launchAsync(context.Background(), pub, collect, nil, launcher.Options{
 		NumNodes: 2, NumProcesses: 2, RdzvBackend: "etcd", MasterAddr: "127.0.0.1", UsePort: port, RdzvID: t.Name(),
-	}), 60*time.Second)
+	}))
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -246,7 +247,7 @@ func TestStaticAndC10dAcrossNodes(t *testing.T) {
 			// Twice: the agent takes the second launch too, although with
 			// "static" it comes with a new store.
 			for i := 0; i < 2; i++ {
-				r := waitLaunch(t, launchAsync(context.Background(), &launchertest.Publisher{}, collect, nil, o), 60*time.Second)
+				r := waitLaunch(t, launchAsync(context.Background(), &launchertest.Publisher{}, collect, nil, o))
 				if r.err != nil {
 					t.Fatalf("launch %d: %v", i+1, r.err)
 				}
@@ -271,8 +272,8 @@ func TestNotebookOnEveryNode(t *testing.T) {
 			pub0, pub1 := &launchertest.Publisher{}, &launchertest.Publisher{}
 			c1 := launchAsync(context.Background(), pub1, collect, nil, o1)
 			time.Sleep(200 * time.Millisecond) // node 1 may come first
-			r0 := waitLaunch(t, launchAsync(context.Background(), pub0, collect, nil, o), 180*time.Second)
-			r1 := waitLaunch(t, c1, 180*time.Second)
+			r0 := waitLaunch(t, launchAsync(context.Background(), pub0, collect, nil, o))
+			r1 := waitLaunch(t, c1)
 			if r0.err != nil || r1.err != nil {
 				t.Fatalf("node 0: %v; node 1: %v", r0.err, r1.err)
 			}
@@ -289,7 +290,7 @@ func TestRankFailureOnAgentNamesRankAndNode(t *testing.T) {
 	start := time.Now()
 	r := waitLaunch(t, launchAsync(context.Background(), &launchertest.Publisher{}, panicOnRank, []any{3}, launcher.Options{
 		NumNodes: 2, NumProcesses: 2, RdzvBackend: "etcd", MasterAddr: "127.0.0.1", UsePort: port, RdzvID: t.Name(),
-	}), 60*time.Second)
+	}))
 	cf := asChildFailed(t, r.err)
 	if cf.Rank != 3 || cf.LocalRank != 1 || cf.NodeRank != 1 || cf.Host != "127.0.0.1" || cf.Panic != "rank 3 gives up" {
 		t.Errorf("failure %+v", cf)
@@ -317,23 +318,23 @@ func TestKilledAgentNamedAndLeavesNoWorker(t *testing.T) {
 	ps := waitNodePIDs(t, pub, 4)
 	killedAt := time.Now()
 	agent.Process.Signal(syscall.SIGKILL)
-	r := waitLaunch(t, ch, 30*time.Second)
+	r := waitLaunch(t, ch)
 	var nf *launcher.NodeFailedError
 	if !errors.As(r.err, &nf) || nf.NodeRank != 1 || !nf.Lost || nf.Host != "127.0.0.1" || fmt.Sprint(nf.Ranks) != "[2 3]" {
 		t.Fatalf("error %v (%#v)", errText(r.err), nf)
 	}
 	containsAll(t, "error", r.err.Error(), "launcher: node 1 (127.0.0.1, ranks 2-3) was lost: its agent's connection to the launcher closed")
+	// The message names the closed connection, not a lease expiry or a
+	// keep-alive timeout: the loss was seen at once.
 	t.Logf("kill -9 of the agent to the error: %s", r.at.Sub(killedAt))
-	if d := r.at.Sub(killedAt); d > 10*time.Second {
-		t.Errorf("the loss was reported %s after the kill", d)
-	}
-	waitGone(t, ps, 5*time.Second)
+	waitGone(t, ps)
 }
 
-// waitGone waits until every pid is gone.
-func waitGone(t *testing.T, ps []int, within time.Duration) {
+// waitGone waits until every pid is gone: workers sleep forever, so gone
+// means stopped (Pdeathsig or the launcher); patience is a hang guard.
+func waitGone(t *testing.T, ps []int) {
 	t.Helper()
-	deadline := time.Now().Add(within)
+	deadline := time.Now().Add(patience)
 	for _, p := range ps {
 		for syscall.Kill(p, 0) == nil && !isZombie(p) && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
@@ -367,7 +368,7 @@ func TestMaxRestartsWithARestartedAgent(t *testing.T) {
 	})
 	waitNodePIDs(t, pub, 4)
 	agent.Process.Signal(syscall.SIGKILL)
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(patience)
 	for !strings.Contains(pub.Text("stderr"), "restarting all 4 workers on 2 nodes (restart 1 of 1)") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no restart notice: %q", pub.Text("stderr"))
@@ -375,7 +376,7 @@ func TestMaxRestartsWithARestartedAgent(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	agentProcess(t, o)
-	r := waitLaunch(t, ch, 60*time.Second)
+	r := waitLaunch(t, ch)
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -386,12 +387,14 @@ func TestMaxRestartsWithARestartedAgent(t *testing.T) {
 }
 
 // A node that stops keeping its etcd lease alive (frozen, cut off) is
-// named once the lease expires, although its connections stay open.
+// named once the lease expires, although its connections stay open. The
+// lease_ttl is short, for the expiry to come soon after the SIGSTOP, but not
+// so short that a busy machine lets it expire before.
 func TestFrozenAgentLeaseExpires(t *testing.T) {
 	defer launcher.FakeGPUs()()
 	port := freePort(t)
 	agent := agentProcess(t, launcher.NodeOptions{RdzvEndpoint: "127.0.0.1:" + port, RdzvID: t.Name(), NodeRank: 1,
-		RdzvConf: map[string]string{"lease_ttl": "2"}})
+		RdzvConf: map[string]string{"lease_ttl": "5"}})
 	pub := &launchertest.Publisher{}
 	ch := launchAsync(context.Background(), pub, sleepUntilRestart, []any{5}, launcher.Options{
 		NumNodes: 2, NumProcesses: 1, RdzvBackend: "etcd", MasterAddr: "127.0.0.1", UsePort: port, RdzvID: t.Name(),
@@ -399,14 +402,14 @@ func TestFrozenAgentLeaseExpires(t *testing.T) {
 	ps := waitNodePIDs(t, pub, 2)
 	agent.Process.Signal(syscall.SIGSTOP)
 	stoppedAt := time.Now()
-	r := waitLaunch(t, ch, 60*time.Second)
+	r := waitLaunch(t, ch)
 	var nf *launcher.NodeFailedError
 	if !errors.As(r.err, &nf) || nf.NodeRank != 1 || !nf.Lost || !strings.Contains(nf.Reason, "lease expired") {
 		t.Fatalf("error %v", errText(r.err))
 	}
-	t.Logf("SIGSTOP of the agent to the error: %s (lease_ttl 2 s): %v", r.at.Sub(stoppedAt), r.err)
+	t.Logf("SIGSTOP of the agent to the error: %s (lease_ttl 5 s): %v", r.at.Sub(stoppedAt), r.err)
 	agent.Process.Signal(syscall.SIGKILL)
-	waitGone(t, ps, 5*time.Second)
+	waitGone(t, ps)
 }
 
 // Interrupting the cell stops the workers of every node.
@@ -423,16 +426,16 @@ func TestInterruptStopsEveryNode(t *testing.T) {
 	ps := waitPIDs(t, pub, 4)
 	start := time.Now()
 	cancel()
-	r := waitLaunch(t, ch, 15*time.Second)
+	r := waitLaunch(t, ch)
 	if !errors.Is(r.err, context.Canceled) {
 		t.Errorf("error %v", errText(r.err))
 	}
 	t.Logf("interrupt to return: %s", r.at.Sub(start))
-	waitGone(t, ps, 5*time.Second)
+	waitGone(t, ps)
 	// The agent takes the next launch, on the same port.
 	r = waitLaunch(t, launchAsync(context.Background(), &launchertest.Publisher{}, collect, nil, launcher.Options{
 		NumNodes: 2, NumProcesses: 2, RdzvBackend: "etcd", MasterAddr: "127.0.0.1", UsePort: port, RdzvID: t.Name(),
-	}), 60*time.Second)
+	}))
 	if r.err != nil {
 		t.Fatalf("the launch after the interrupt: %v", r.err)
 	}
@@ -489,7 +492,7 @@ func TestPreflightAcrossNodes(t *testing.T) {
 	pub := &launchertest.Publisher{}
 	r := waitLaunch(t, launchAsync(context.Background(), pub, ran, nil, launcher.Options{
 		NumNodes: 2, NumProcesses: 2, RdzvBackend: "etcd", MasterAddr: "127.0.0.1", UsePort: port, RdzvID: t.Name(),
-	}), 60*time.Second)
+	}))
 	if r.err != nil || len(r.res) != 4 {
 		t.Fatalf("%v %v", r.err, r.res)
 	}

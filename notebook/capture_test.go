@@ -28,7 +28,7 @@ func TestCaptureOSStdout(t *testing.T) {
 	if r.Err != nil {
 		t.Fatal(r.Err)
 	}
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(patience)
 	for time.Now().Before(deadline) && !(strings.Contains(io.text("stdout"), "fd1 write") && strings.Contains(io.text("stderr"), "fd2 write")) {
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -69,7 +69,7 @@ func (c *dapClient) breakAt(code string, lines ...int) {
 
 func (c *dapClient) waitEvent(name string) map[string]any {
 	c.t.Helper()
-	deadline := time.After(60 * time.Second)
+	deadline := time.After(patience)
 	for {
 		select {
 		case e := <-c.events:
@@ -78,7 +78,7 @@ func (c *dapClient) waitEvent(name string) map[string]any {
 				return b
 			}
 		case <-deadline:
-			c.t.Fatalf("no %s event within 60s", name)
+			c.t.Fatalf("no %s event within %v", name, patience)
 		}
 	}
 }
@@ -122,7 +122,7 @@ func start(t *testing.T, e *Engine, code string) (<-chan frontend.ExecuteReply, 
 	n := counter.n
 	counter.Unlock()
 	io := &fakeIO{}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	done := make(chan frontend.ExecuteReply, 1)
 	go func() { done <- e.Execute(ctx, frontend.ExecuteRequest{Code: code, ExecutionCount: n}, io) }()
 	return done, io, cancel
@@ -133,7 +133,7 @@ func reply(t *testing.T, done <-chan frontend.ExecuteReply) frontend.ExecuteRepl
 	select {
 	case r := <-done:
 		return r
-	case <-time.After(2 * time.Minute):
+	case <-time.After(patience):
 		t.Fatal("the cell did not end")
 	}
 	return frontend.ExecuteReply{}

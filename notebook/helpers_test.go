@@ -12,6 +12,29 @@ import (
 	"github.com/goaccel/goaccel/notebook/fdcapture"
 )
 
+// patience bounds every wait for a cell (its build included: a cold build
+// of a package for plugins takes 40 s on a busy machine) and for what a cell
+// does: a hang guard, never a budget.
+const patience = 5 * time.Minute
+
+// prompt is what "at once" means for what an interrupt or a failure must
+// end: the alternative (a cell that blocks forever, a sleep of an hour) is
+// much longer, so the bound proves the point however busy the machine.
+const prompt = 2 * time.Minute
+
+// waitFor polls cond until it holds; it fails the test only when cond does
+// not hold within patience.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(patience)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within %v", what, patience)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // fakeIO is an in-memory CellIO.
 type fakeIO struct {
 	mu       sync.Mutex
@@ -118,7 +141,7 @@ func runIO(t testing.TB, e *Engine, code string, io *fakeIO) frontend.ExecuteRep
 	counter.n++
 	n := counter.n
 	counter.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	return e.Execute(ctx, frontend.ExecuteRequest{Code: code, ExecutionCount: n, AllowStdin: true}, io)
 }

@@ -77,15 +77,15 @@ func installLaunch(t *testing.T, e *Engine, env ...string) *Engine {
 	return e
 }
 
-// runLaunch runs a cell that launches workers (they build cells: more
-// time than runIO gives).
+// runLaunch runs a cell that launches workers (each builds cells: twice
+// runIO's hang guard).
 func runLaunch(t *testing.T, e *Engine, code string) (frontend.ExecuteReply, *fakeIO) {
 	t.Helper()
 	counter.Lock()
 	counter.n++
 	n := counter.n
 	counter.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*patience)
 	defer cancel()
 	io := &fakeIO{}
 	return e.Execute(ctx, frontend.ExecuteRequest{Code: code, ExecutionCount: n}, io), io

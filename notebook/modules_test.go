@@ -225,7 +225,8 @@ func TestInterruptWhileFetching(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	r := e.Execute(ctx, frontend.ExecuteRequest{Code: "import \"example.com/gxfix/hangs\"\nhangs.F()", ExecutionCount: 1}, &fakeIO{})
-	if r.Err == nil || r.Err.Name != "Interrupted" || time.Since(start) > 10*time.Second {
+	// The proxy never answers: ended, the fetch was interrupted.
+	if r.Err == nil || r.Err.Name != "Interrupted" || time.Since(start) > prompt {
 		t.Errorf("want Interrupted soon after the interrupt, got %+v after %v", r.Err, time.Since(start))
 	}
 }

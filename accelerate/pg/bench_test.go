@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 )
 
 // BenchmarkAllReduceFloat32 measures in-process all-reduce bandwidth
@@ -12,7 +11,7 @@ import (
 // the algorithm bandwidth). bench/allreduce measures separate processes.
 func BenchmarkAllReduceFloat32(b *testing.B) {
 	for _, world := range []int{2, 4} {
-		groups := joinAll(b, world, time.Minute)
+		groups := joinAll(b, world)
 		for _, size := range []int{4 << 10, 256 << 10, 4 << 20, 64 << 20} {
 			b.Run(fmt.Sprintf("np%d/%dKiB", world, size>>10), func(b *testing.B) {
 				bufs := make([][]float32, world)
@@ -35,7 +34,7 @@ func BenchmarkAllReduceFloat32(b *testing.B) {
 }
 
 func BenchmarkBarrier(b *testing.B) {
-	groups := joinAll(b, 4, time.Minute)
+	groups := joinAll(b, 4)
 	b.ResetTimer()
 	mustAll(b, onAll(groups, func(r int, g *Group) error {
 		for i := 0; i < b.N; i++ {

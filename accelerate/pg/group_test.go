@@ -51,7 +51,7 @@ func reference(world, n int, op ReduceOp) []float64 {
 
 func TestAllReduce(t *testing.T) {
 	for _, world := range []int{2, 3, 4} {
-		groups := joinAll(t, world, 20*time.Second)
+		groups := joinAll(t, world)
 		for _, n := range testSizes {
 			for _, op := range []ReduceOp{Sum, Mean, Max, Min} {
 				want := reference(world, n, op)
@@ -95,7 +95,7 @@ func TestAllReduce(t *testing.T) {
 // With inexact (random) values every rank must still end with identical bits.
 func TestAllReduceBitwiseIdentical(t *testing.T) {
 	const world = 3
-	groups := joinAll(t, world, 20*time.Second)
+	groups := joinAll(t, world)
 	for _, n := range []int{5, 100003} {
 		got := make([][]float32, world)
 		mustAll(t, onAll(groups, func(r int, g *Group) error {
@@ -118,7 +118,7 @@ func TestAllReduceBitwiseIdentical(t *testing.T) {
 
 func TestReduceToRoot(t *testing.T) {
 	const world = 3
-	groups := joinAll(t, world, 20*time.Second)
+	groups := joinAll(t, world)
 	for _, n := range []int{0, 2, 1001, 300001} {
 		for _, root := range []int{0, 2} {
 			want := reference(world, n, Sum)
@@ -158,7 +158,7 @@ func TestReduceToRoot(t *testing.T) {
 
 func TestBarrierBroadcastGather(t *testing.T) {
 	for _, world := range []int{1, 2, 3, 5} {
-		groups := joinAll(t, world, 20*time.Second)
+		groups := joinAll(t, world)
 		t.Run(fmt.Sprint("world", world), func(t *testing.T) {
 			// Barrier: nobody leaves before the last rank arrives.
 			var mu sync.Mutex
@@ -253,7 +253,7 @@ func TestBarrierBroadcastGather(t *testing.T) {
 func TestMissingRankNamed(t *testing.T) {
 	st := startStore(t, testSecret)
 	var err error
-	within(t, 3*time.Second, "Join with a missing rank", func() {
+	promptly(t, "Join with a missing rank", func() {
 		_, err = Join(context.Background(), Config{Rank: 0, WorldSize: 3, StoreAddr: st.Addr(), Secret: testSecret, Timeout: 500 * time.Millisecond, Logger: quietLogger()})
 	})
 	var me *MissingRanksError
@@ -264,7 +264,7 @@ func TestMissingRankNamed(t *testing.T) {
 		t.Fatalf("message %q", err)
 	}
 	// From a higher rank: rank 0 is missing.
-	within(t, 3*time.Second, "Join with a missing rank 0", func() {
+	promptly(t, "Join with a missing rank 0", func() {
 		_, err = Join(context.Background(), Config{Rank: 1, WorldSize: 2, StoreAddr: st.Addr(), Secret: testSecret, Timeout: 500 * time.Millisecond, Logger: quietLogger(), Namespace: "other"})
 	})
 	if err == nil || err.Error() != "pg: rank 0 did not join within 500ms" {
@@ -278,7 +278,7 @@ func TestStoreUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", free)
-	within(t, 3*time.Second, "Join without a store", func() {
+	promptly(t, "Join without a store", func() {
 		_, err = Join(context.Background(), Config{Rank: 0, WorldSize: 2, StoreAddr: addr, Secret: testSecret, Timeout: 300 * time.Millisecond, Logger: quietLogger()})
 	})
 	if err == nil || !strings.Contains(err.Error(), "could not reach the rendezvous store at "+addr) {
@@ -287,10 +287,10 @@ func TestStoreUnreachable(t *testing.T) {
 }
 
 func TestSilentRankTimesOut(t *testing.T) {
-	groups := joinAll(t, 2, 10*time.Second)
+	groups := joinAll(t, 2)
 	groups[0].SetTimeout(500 * time.Millisecond)
 	var err error
-	within(t, 3*time.Second, "all_reduce with a silent rank", func() {
+	promptly(t, "all_reduce with a silent rank", func() {
 		err = groups[0].AllReduceFloat32(context.Background(), make([]float32, 10), Sum)
 	})
 	var re *RankError
@@ -308,7 +308,7 @@ func TestSilentRankTimesOut(t *testing.T) {
 
 func TestDeadRankNamed(t *testing.T) {
 	for _, n := range []int{10, 4 << 20} { // direct and ring paths
-		groups := joinAll(t, 2, 10*time.Second)
+		groups := joinAll(t, 2)
 		go func() {
 			time.Sleep(30 * time.Millisecond) // rank 1 dies mid-collective
 			groups[1].Close()
@@ -333,19 +333,20 @@ func TestDeadRankNamed(t *testing.T) {
 	}
 }
 
+// The barrier would wait patience for rank 1; the cancellation ends it.
 func TestCancelInterrupts(t *testing.T) {
-	groups := joinAll(t, 2, time.Minute)
+	groups := joinAll(t, 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	var err error
-	within(t, 3*time.Second, "cancelled barrier", func() { err = groups[0].Barrier(ctx) })
+	promptly(t, "cancelled barrier", func() { err = groups[0].Barrier(ctx) })
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
 
 func TestCollectiveMismatch(t *testing.T) {
-	groups := joinAll(t, 2, 5*time.Second)
+	groups := joinAll(t, 2)
 	errs := onAll(groups, func(r int, g *Group) error {
 		if r == 0 {
 			return g.Barrier(context.Background())
@@ -361,7 +362,7 @@ func TestCollectiveMismatch(t *testing.T) {
 		t.Fatalf("message %q", errs[0])
 	}
 
-	groups = joinAll(t, 2, 5*time.Second)
+	groups = joinAll(t, 2)
 	errs = onAll(groups, func(r int, g *Group) error {
 		return g.AllReduceFloat32(context.Background(), make([]float32, 4+r), Sum)
 	})
@@ -371,7 +372,7 @@ func TestCollectiveMismatch(t *testing.T) {
 }
 
 func TestCloseAndArgs(t *testing.T) {
-	groups := joinAll(t, 2, 5*time.Second)
+	groups := joinAll(t, 2)
 	if err := groups[0].Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +417,7 @@ func TestHostStore(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			groups[r], errs[r] = Join(context.Background(), Config{Rank: r, WorldSize: world, StoreAddr: addr, Secret: testSecret, HostStore: true, Timeout: 10 * time.Second, Logger: quietLogger()})
+			groups[r], errs[r] = Join(context.Background(), Config{Rank: r, WorldSize: world, StoreAddr: addr, Secret: testSecret, HostStore: true, Timeout: patience, Logger: quietLogger()})
 		}()
 	}
 	wg.Wait()

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Worker mode: the test binary re-executes itself with these variables set
@@ -32,7 +31,7 @@ func TestMain(m *testing.M) {
 func workerMain() int {
 	rank, _ := strconv.Atoi(os.Getenv(envRank))
 	world, _ := strconv.Atoi(os.Getenv(envWorld))
-	g, err := Join(context.Background(), Config{Rank: rank, WorldSize: world, StoreAddr: os.Getenv(envStore), Secret: testSecret, Timeout: 20 * time.Second, Logger: quietLogger()})
+	g, err := Join(context.Background(), Config{Rank: rank, WorldSize: world, StoreAddr: os.Getenv(envStore), Secret: testSecret, Timeout: patience, Logger: quietLogger()})
 	if err != nil {
 		fmt.Println("join:", err)
 		return 1
@@ -71,7 +70,7 @@ func runWorkers(t *testing.T, world int, mode string) ([]string, []error) {
 	cmds := make([]*exec.Cmd, world)
 	outs := make([]*bytes.Buffer, world)
 	for r := range cmds {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), patience)
 		t.Cleanup(cancel)
 		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), envWorker+"=1", envRank+"="+strconv.Itoa(r), envWorld+"="+strconv.Itoa(world), envStore+"="+st.Addr(), envMode+"="+mode)

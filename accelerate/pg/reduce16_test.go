@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"testing"
-	"time"
 
 	"github.com/goaccel/goaccel/accelerate/amp"
 )
@@ -15,7 +14,7 @@ func TestAllReduce16(t *testing.T) {
 	old := segmentBytes
 	defer func() { segmentBytes = old }()
 	for _, world := range []int{2, 3, 4} {
-		groups := joinAll(t, world, 20*time.Second)
+		groups := joinAll(t, world)
 		for _, n := range []int{0, 1, 7, 20000, 100003} {
 			for _, op := range []ReduceOp{Sum, Mean, Max, Min} {
 				for _, c := range []struct {
@@ -79,7 +78,7 @@ func TestAllReduce16(t *testing.T) {
 // sum.
 func TestAllReduce16BitwiseIdentical(t *testing.T) {
 	const world, n = 3, 50000
-	groups := joinAll(t, world, 20*time.Second)
+	groups := joinAll(t, world)
 	val := func(r, i int) float32 { return float32(math.Sin(float64(i*(r+2)))) / 3 }
 	got := make([][]uint16, world)
 	mustAll(t, onAll(groups, func(r int, g *Group) error {
@@ -107,7 +106,7 @@ func TestAllReduce16BitwiseIdentical(t *testing.T) {
 }
 
 func TestAllReduce16Mismatch(t *testing.T) {
-	groups := joinAll(t, 2, 5*time.Second)
+	groups := joinAll(t, 2)
 	errs := onAll(groups, func(r int, g *Group) error {
 		b := make([]uint16, 10)
 		if r == 0 {
@@ -120,7 +119,7 @@ func TestAllReduce16Mismatch(t *testing.T) {
 			t.Fatalf("rank %d: %v, want a mismatch", r, err)
 		}
 	}
-	g1 := joinAll(t, 1, time.Second)[0]
+	g1 := joinAll(t, 1)[0]
 	if err := g1.AllReduceFloat16(context.Background(), []uint16{1}, ReduceOp(9)); err == nil {
 		t.Fatal("invalid op accepted")
 	}

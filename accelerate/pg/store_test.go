@@ -20,7 +20,7 @@ func TestStoreWrongSecretRejected(t *testing.T) {
 	l.SetOutput(&logs)
 	st := startStore(t, testSecret, WithStoreLogger(l))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	_, err := DialStore(ctx, st.Addr(), "not-the-secret")
 	if !errors.Is(err, ErrAuth) {
@@ -31,7 +31,7 @@ func TestStoreWrongSecretRejected(t *testing.T) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(patience)
 	for !strings.Contains(logs.String(), "refused connection: wrong launch secret") {
 		if time.Now().After(deadline) {
 			t.Fatalf("store did not log the refusal; log = %q", logs.String())
@@ -49,7 +49,7 @@ func TestStoreWrongSecretRejected(t *testing.T) {
 
 func TestJoinWrongSecret(t *testing.T) {
 	st := startStore(t, testSecret)
-	_, err := Join(context.Background(), Config{Rank: 0, WorldSize: 2, StoreAddr: st.Addr(), Secret: "nope", Timeout: 5 * time.Second, Logger: quietLogger()})
+	_, err := Join(context.Background(), Config{Rank: 0, WorldSize: 2, StoreAddr: st.Addr(), Secret: "nope", Timeout: patience, Logger: quietLogger()})
 	if !errors.Is(err, ErrAuth) {
 		t.Fatalf("Join with wrong secret: %v, want ErrAuth", err)
 	}
@@ -69,7 +69,7 @@ func TestClientRejectsImpostorServer(t *testing.T) {
 		rand.Read(fake)
 		srv.Write(append([]byte{statusOK}, fake...))
 	}()
-	err := clientHandshake(cli, []byte(testSecret), storeLabel, "store x", time.Now().Add(5*time.Second))
+	err := clientHandshake(cli, []byte(testSecret), storeLabel, "store x", time.Now().Add(patience))
 	if !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), "does not know the launch secret") {
 		t.Fatalf("err = %v, want ErrAuth about the server", err)
 	}
@@ -77,7 +77,7 @@ func TestClientRejectsImpostorServer(t *testing.T) {
 
 func TestStoreOperations(t *testing.T) {
 	st := startStore(t, testSecret)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	a, err := DialStore(ctx, st.Addr(), testSecret)
 	if err != nil {
@@ -99,7 +99,12 @@ func TestStoreOperations(t *testing.T) {
 		}
 		got <- v
 	}()
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // most likely Get waits in the store by now
+	select {
+	case v := <-got:
+		t.Fatalf("Get returned %q before any Set", v)
+	default:
+	}
 	if err := a.Set(ctx, "k", []byte("v1")); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +130,8 @@ func TestStoreOperations(t *testing.T) {
 	}
 	short, scancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer scancel()
-	within(t, 2*time.Second, "Get of a missing key", func() {
+	// ctx would let Get wait patience: the short deadline must end it.
+	promptly(t, "Get of a missing key", func() {
 		if _, err := b.Get(short, "k"); !errors.Is(err, ErrKeyTimeout) {
 			t.Fatalf("Get after Delete: %v, want ErrKeyTimeout", err)
 		}
@@ -157,7 +163,7 @@ func TestStoreCloseUnblocksServeAndClients(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Serve after Close: %v", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("Serve did not return after Close")
 	}
 	select {
@@ -165,7 +171,7 @@ func TestStoreCloseUnblocksServeAndClients(t *testing.T) {
 		if err == nil {
 			t.Fatal("Get on a closed store succeeded")
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("Get did not return after the store closed")
 	}
 }

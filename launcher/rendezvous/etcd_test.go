@@ -45,10 +45,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// memberProcess joins a round as node 1 and waits to be killed.
+// memberProcess joins a round as node 1 and waits to be killed. Its
+// lease_ttl is short, for the test to see it expire soon after the kill, but
+// not so short that a busy machine lets it expire before.
 func memberProcess(endpoint string) int {
 	b, err := rendezvous.New(rendezvous.Config{Backend: "etcd", Endpoint: endpoint, RunID: "run1",
-		Conf: map[string]string{"lease_ttl": "2"}, Logger: quietLog()})
+		Conf: map[string]string{"lease_ttl": "5"}, Logger: quietLog()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -58,7 +60,7 @@ func memberProcess(endpoint string) int {
 		return 1
 	}
 	fmt.Println("joined")
-	time.Sleep(time.Minute)
+	time.Sleep(time.Hour) // until killed
 	return 0
 }
 
@@ -66,7 +68,7 @@ func memberProcess(endpoint string) int {
 // the keep-alives just stop) is reported by name once its lease expires.
 func TestExpiredLeaseNamesTheDeadNode(t *testing.T) {
 	emb := startEmbedded(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	lead := newEtcdMember(t, emb.Endpoint(), nil)
 	exe, _ := os.Executable()
@@ -88,14 +90,14 @@ func TestExpiredLeaseNamesTheDeadNode(t *testing.T) {
 	events := r0.Events(ctx)
 	member.Process.Kill()
 	start := time.Now()
-	e, ok := nextEvent(t, events, 20*time.Second)
+	e, ok := nextEvent(t, events, patience)
 	if !ok || e.Kind != rendezvous.NodeLost || e.Node.Rank != 1 || e.Node.Host != "10.0.0.2" {
 		t.Fatalf("event %+v (ok %v)", e, ok)
 	}
-	if got := e.String(); got != "node 1 (10.0.0.2): its rendezvous lease expired: no keep-alive within its lease_ttl (2s); the node died or is cut off" {
+	if got := e.String(); got != "node 1 (10.0.0.2): its rendezvous lease expired: no keep-alive within its lease_ttl (5s); the node died or is cut off" {
 		t.Errorf("event text %q", got)
 	}
-	t.Logf("lost after %s (lease_ttl 2 s)", time.Since(start))
+	t.Logf("lost after %s (lease_ttl 5 s)", time.Since(start))
 	r0.Close()
 }
 
@@ -168,7 +170,7 @@ func TestStoreRefusesAnotherSecret(t *testing.T) {
 	}
 	defer host.Close()
 	other, _ := rendezvous.New(rendezvous.Config{Backend: "static", Endpoint: ep, RunID: "r", Secret: "wrong", Logger: quietLog()})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	_, err = other.Join(ctx, rendezvous.Member{Rank: 1}, 0)
 	if err == nil || !strings.Contains(err.Error(), "refused this node") || !strings.Contains(err.Error(), "secret_file the same file") {
@@ -182,7 +184,7 @@ func TestEtcdUserAndPassword(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	for _, step := range []func() error{
 		func() error { _, err := cli.UserAdd(ctx, "root", "rootpw"); return err },
@@ -244,7 +246,7 @@ func TestEtcdClientCertificates(t *testing.T) {
 	defer e.Close()
 	<-e.Server.ReadyNotify()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	conf := map[string]string{
 		"cacert": filepath.Join(dir, "ca.pem"),

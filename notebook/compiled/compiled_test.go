@@ -115,7 +115,8 @@ func TestRuntimeErrors(t *testing.T) {
 	if !errors.As(err, &ex) || ex.Code != 3 {
 		t.Fatalf("want exit 3, got %v", err)
 	}
-	_, err = s.Run(context.Background(), "import \"time\"\ngo func() { panic(\"in goroutine\") }()\ntime.Sleep(time.Second)", 3, nil)
+	// The cell sleeps until the goroutine's panic ends it.
+	_, err = s.Run(context.Background(), "import \"time\"\ngo func() { panic(\"in goroutine\") }()\ntime.Sleep(time.Hour)", 3, nil)
 	if !errors.As(err, &p) || !p.Goroutine || fmt.Sprint(p.Value) != "in goroutine" {
 		t.Fatalf("want a goroutine panic, got %v", err)
 	}
@@ -258,10 +259,19 @@ func interrupt(t *testing.T, s *Session, n int, src string, d time.Duration) (er
 	return err, time.Since(at)
 }
 
+// patience bounds every wait for what cells do: a hang guard far above
+// what a cold, busy machine needs, never a budget.
+const patience = 5 * time.Minute
+
+// prompt is what "at once" means for what an interrupt must end: the
+// alternative (a read that never returns) is forever, so the bound proves
+// the point however busy the machine.
+const prompt = 2 * time.Minute
+
 // settled waits until the cells' goroutines (all runs) are gone.
 func settled(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(patience)
 	for len(Goroutines()) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("goroutines of cells left: %+v", Goroutines())
@@ -325,13 +335,13 @@ kept := 7`)
 	}
 	for i, src := range cases {
 		t.Run(strings.ReplaceAll(src, "\n", "; "), func(t *testing.T) {
+			// Each blocks forever; canceled (not *Stuck) means it stopped
+			// within StopGrace of the interrupt.
 			err, took := interrupt(t, s, 10+i, src, 100*time.Millisecond)
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("want canceled, got %v", err)
 			}
-			if took > 500*time.Millisecond {
-				t.Fatalf("the interrupt took %v", took)
-			}
+			t.Logf("the interrupt took %v", took)
 			settled(t)
 		})
 	}
@@ -375,12 +385,12 @@ for i := 0; i < 8; i++ {
 }
 wg.Wait()
 out = 1`, 200*time.Millisecond)
+	// The workers block or loop forever; canceled (not *Stuck) means they
+	// all stopped within StopGrace of the interrupt.
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("want canceled, got %v", err)
 	}
-	if took > 500*time.Millisecond {
-		t.Fatalf("the interrupt took %v", took)
-	}
+	t.Logf("the interrupt took %v", took)
 	// Nothing of the cell runs after Run returned: every goroutine is gone
 	// (their deferred calls ran), and the statement after Wait never ran.
 	if gs := Goroutines(); len(gs) > 0 {
@@ -395,7 +405,7 @@ func TestGoroutinesOutlivingTheirCellKeepRunning(t *testing.T) {
 	s := newSession(t)
 	runCell(t, s, 1, "import \"time\"\nticks := 0\nstop := make(chan bool)\ngo func() {\n\tfor {\n\t\tselect {\n\t\tcase <-stop:\n\t\t\treturn\n\t\tcase <-time.After(time.Millisecond):\n\t\t\tticks++\n\t\t}\n\t}\n}()")
 	var gs []CellGoroutine
-	for i := 0; i < 100 && len(gs) == 0; i++ {
+	for deadline := time.Now().Add(patience); len(gs) == 0 && time.Now().Before(deadline); {
 		gs = Goroutines() // the goroutine registers itself as it starts
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -436,14 +446,14 @@ func TestInterruptedCellKeepsUnassignedNames(t *testing.T) {
 func TestStuckCellIsReportedAndStopsWhenItComesBack(t *testing.T) {
 	s := newSession(t)
 	runCell(t, s, 1, "import \"syscall\"\nvar p [2]int\nerr := syscall.Pipe(p[:])\nafter := 0\nerr")
-	t0 := time.Now()
-	err, _ := interrupt(t, s, 2, "buf := make([]byte, 1)\nsyscall.Read(p[0], buf)\nafter = 1", 100*time.Millisecond)
+	err, took := interrupt(t, s, 2, "buf := make([]byte, 1)\nsyscall.Read(p[0], buf)\nafter = 1", 100*time.Millisecond)
 	var stuck *Stuck
 	if !errors.As(err, &stuck) {
 		t.Fatalf("want stuck, got %v", err)
 	}
-	if d := time.Since(t0); d > StopGrace+time.Second {
-		t.Fatalf("stuck reported after %v", d)
+	// Reported once StopGrace has passed, not when the read returns (never).
+	if took < StopGrace || took > prompt {
+		t.Fatalf("stuck reported %v after the interrupt (StopGrace %v)", took, StopGrace)
 	}
 	if len(stuck.Goroutines) != 1 || stuck.Goroutines[0].State != "syscall" || stuck.Goroutines[0].Where != "cell[2]:2" || !strings.Contains(stuck.Goroutines[0].Stack, "syscall.Read") {
 		t.Fatalf("stuck: %+v", stuck.Goroutines)

@@ -28,7 +28,7 @@ func (s *session) setRules(code string, bps ...map[string]any) []any {
 func (s *session) outputUntilStopped() []string {
 	s.t.Helper()
 	var out []string
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(patience)
 	for {
 		select {
 		case e := <-s.events:
@@ -40,7 +40,7 @@ func (s *session) outputUntilStopped() []string {
 				return out
 			}
 		case <-deadline:
-			s.t.Fatal("no stop within 10s")
+			s.t.Fatalf("no stop within %v", patience)
 		}
 	}
 }

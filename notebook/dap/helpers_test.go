@@ -16,6 +16,15 @@ import (
 	"github.com/traefik/yaegi/stdlib"
 )
 
+// patience bounds every wait for the debugged program (an event, its end):
+// a hang guard far above what a busy machine needs, never a budget.
+const patience = 5 * time.Minute
+
+// prompt is what "at once" means for what an interrupt must end: the
+// alternative (a thread stopped at a breakpoint) is forever, so the bound
+// proves the point however busy the machine.
+const prompt = 2 * time.Minute
+
 // fakeHost is a session with fixed variables.
 type fakeHost struct {
 	mu       sync.Mutex
@@ -103,7 +112,7 @@ func (s *session) ok(command string, args any) map[string]any {
 // waitEvent waits for the next event named name (others are dropped).
 func (s *session) waitEvent(name string) map[string]any {
 	s.t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(patience)
 	for {
 		select {
 		case e := <-s.events:
@@ -112,7 +121,7 @@ func (s *session) waitEvent(name string) map[string]any {
 				return b
 			}
 		case <-deadline:
-			s.t.Fatalf("no %s event within 10s", name)
+			s.t.Fatalf("no %s event within %v", name, patience)
 		}
 	}
 }
@@ -194,8 +203,8 @@ func wait(t *testing.T, done <-chan error) error {
 	select {
 	case err := <-done:
 		return err
-	case <-time.After(10 * time.Second):
-		t.Fatal("the cell did not end within 10s")
+	case <-time.After(patience):
+		t.Fatalf("the cell did not end within %v", patience)
 	}
 	return nil
 }

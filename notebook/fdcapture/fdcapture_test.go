@@ -26,7 +26,7 @@ func TestRedirect(t *testing.T) {
 	fmt.Fprintln(os.Stdout, "to fd 1")
 	os.Stderr.WriteString("to fd 2\n")
 	fmt.Fprintln(c.OriginalStderr(), "kernel log line (goes to the real stderr)")
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(5 * time.Minute) // a hang guard: the output comes
 	for time.Now().Before(deadline) {
 		mu.Lock()
 		ok := strings.Contains(got["stdout"], "to fd 1") && strings.Contains(got["stderr"], "to fd 2")

@@ -26,13 +26,45 @@ func startRun(fs ...func()) (int64, chan any) {
 	return run, ended
 }
 
+// patience bounds every wait in these tests: a hang guard far above what a
+// busy machine needs, never a budget.
+const patience = 5 * time.Minute
+
 func waitGone(t *testing.T, gone <-chan struct{}) {
 	t.Helper()
 	select {
 	case <-gone:
-	case <-time.After(time.Second):
+	case <-time.After(patience):
 		t.Fatalf("goroutines left: %+v", Goroutines(0))
 	}
+}
+
+// waitFor polls cond until it holds; it fails the test only when cond does
+// not hold within patience.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(patience)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within %v: %+v", what, patience, Goroutines(0))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitBlocked waits until at least n goroutines of run wait (neither
+// running nor runnable).
+func waitBlocked(t *testing.T, run int64, n int) {
+	t.Helper()
+	waitFor(t, "blocked goroutines", func() bool {
+		waiting := 0
+		for _, g := range Goroutines(run) {
+			if g.State != "running" && g.State != "runnable" {
+				waiting++
+			}
+		}
+		return waiting >= n
+	})
 }
 
 func TestStopEndsEveryBlockingOperation(t *testing.T) {
@@ -76,24 +108,8 @@ func TestStopEndsEveryBlockingOperation(t *testing.T) {
 		fs = append(fs, f)
 	}
 	run, ended := startRun(fs...)
-	// every goroutine is blocked
-	deadline := time.Now().Add(time.Second)
-	for {
-		gs := Goroutines(run)
-		waiting := 0
-		for _, g := range gs {
-			if g.State != "running" && g.State != "runnable" {
-				waiting++
-			}
-		}
-		if waiting >= len(fs)-1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not blocked: %+v", gs)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	// every goroutine is blocked (but "loop")
+	waitBlocked(t, run, len(fs)-1)
 	states := map[string]bool{}
 	for _, g := range Goroutines(run) {
 		states[g.State] = true
@@ -112,10 +128,8 @@ func TestStopEndsEveryBlockingOperation(t *testing.T) {
 	// The abandoned locks are given back once their helpers get them.
 	mu.Unlock()
 	rw.Unlock()
-	time.Sleep(10 * time.Millisecond)
-	if !mu.TryLock() || !rw.TryLock() {
-		t.Fatal("a lock taken for a stopped goroutine was kept")
-	}
+	waitFor(t, "the mutex given back", mu.TryLock)
+	waitFor(t, "the RWMutex given back", rw.TryLock)
 	_ = names
 }
 
@@ -123,7 +137,8 @@ func TestStopLeavesOtherRunsAlone(t *testing.T) {
 	ch := make(chan int)
 	other, otherEnded := startRun(func() { Recv(ch) })
 	run, _ := startRun(func() { Block() })
-	time.Sleep(10 * time.Millisecond)
+	waitBlocked(t, other, 1)
+	waitBlocked(t, run, 1)
 	waitGone(t, Stop(run))
 	select {
 	case v := <-otherEnded:
@@ -161,11 +176,14 @@ func TestDeferredCallsRunAfterAnInterrupt(t *testing.T) {
 		Block()
 	})
 	run, ended := startRun(fs...)
-	time.Sleep(10 * time.Millisecond)
+	waitFor(t, "the run's goroutines", func() bool { return len(Goroutines(run)) == len(fs) })
+	waitBlocked(t, run, 1)
 	t0 := time.Now()
+	// The blocking deferred call would block forever: gone, it was
+	// interrupted, and not before deferGrace.
 	waitGone(t, Stop(run))
-	if d := time.Since(t0); d < deferGrace || d > deferGrace+3*graceTick {
-		t.Errorf("stopped after %v", d)
+	if d := time.Since(t0); d < deferGrace {
+		t.Errorf("stopped after %v, before deferGrace (%v)", d, deferGrace)
 	}
 	for range fs {
 		<-ended
@@ -224,13 +242,22 @@ func TestStdinReadsLinesOnDemand(t *testing.T) {
 }
 
 func TestStdinInterruptedStopsTheReader(t *testing.T) {
+	// The input request ends with the interrupt, and the stop follows: the
+	// hook answers only once Stop was called, as a kernel's interrupt does.
+	asked, stopping := make(chan bool, 1), make(chan bool)
 	run, ended := startRun(func() {
-		SetHooks(&Hooks{Input: func() (string, error) { return "", ErrInterrupted }})
+		SetHooks(&Hooks{Input: func() (string, error) {
+			asked <- true
+			<-stopping
+			return "", ErrInterrupted
+		}})
 		var s string
 		Scanln(&s)
 	})
-	time.Sleep(10 * time.Millisecond)
-	waitGone(t, Stop(run))
+	<-asked
+	gone := Stop(run)
+	close(stopping)
+	waitGone(t, gone)
 	if v := <-ended; v != (Interrupt{}) {
 		t.Fatalf("ended with %v", v)
 	}

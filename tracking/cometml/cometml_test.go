@@ -134,7 +134,8 @@ func messages(h *test.Hook) string {
 }
 
 // TestArchiveOnDiskWithoutFinish: a killed process leaves a readable archive
-// holding what was logged more than a second earlier.
+// holding what was logged more than a second earlier (once the background
+// flush has rewritten it).
 func TestArchiveOnDiskWithoutFinish(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("COMET_API_KEY", "")
@@ -149,7 +150,23 @@ func TestArchiveOnDiskWithoutFinish(t *testing.T) {
 	if err := tr.Log(map[string]any{"loss": 0.75}, 3, nil); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1200 * time.Millisecond)
+	eventually(t, "the metric in the archive without Finish", func() bool {
+		z, err := zip.OpenReader(tr.ArchivePath()) // rewritten whole, then renamed
+		if err != nil {
+			return false
+		}
+		defer z.Close()
+		for _, f := range z.File {
+			if r, err := f.Open(); err == nil {
+				b, _ := io.ReadAll(r)
+				r.Close()
+				if strings.Contains(string(b), "0.75") {
+					return true
+				}
+			}
+		}
+		return false
+	})
 	snapshot := filepath.Join(t.TempDir(), "snap.zip")
 	copyFile(t, tr.ArchivePath(), snapshot)
 	rb := readWithComet(t, snapshot)
@@ -327,5 +344,17 @@ func TestOnlineErrorsReported(t *testing.T) {
 	err := tr.Start()
 	if err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("want a 401 error from Start, got %v", err)
+	}
+}
+
+// eventually polls cond until it holds: the background flush writes when
+// the scheduler lets it (within a second on an idle machine), and only a
+// flush that never comes fails the test (after a 5 min hang guard).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Minute); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 5 min", what)
+		}
 	}
 }

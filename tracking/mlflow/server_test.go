@@ -52,7 +52,7 @@ func startServer(t *testing.T, dir string, port int) *mlflowServer {
 		t.Fatalf("starting mlflow server: %v", err)
 	}
 	t.Cleanup(s.stop)
-	deadline := time.Now().Add(120 * time.Second)
+	deadline := time.Now().Add(patience)
 	for {
 		resp, err := http.Get(s.URI + "/health")
 		if err == nil {
@@ -62,11 +62,18 @@ func startServer(t *testing.T, dir string, port int) *mlflowServer {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("mlflow server did not answer /health within 120 s:\n%s", s.out.String())
+			t.Fatalf("mlflow server did not answer /health within %v:\n%s", patience, s.out.String())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// freeze stops the server's process group (SIGSTOP): it takes connections
+// and answers nothing until thaw.
+func (s *mlflowServer) freeze() { _ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGSTOP) }
+
+// thaw lets a frozen server go on (SIGCONT).
+func (s *mlflowServer) thaw() { _ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGCONT) }
 
 // stop kills the server's process group (only processes this test started)
 // and waits until the port is free.
