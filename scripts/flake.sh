@@ -4,8 +4,9 @@
 # least once with its failure count. Not part of `make test`.
 #
 #   FLAKE_N        runs of each test (default 20)
-#   FLAKE_PKGS     Go packages (default: pg, the launcher, the notebook
-#                  engine; "" runs none)
+#   FLAKE_PKGS     Go packages (default: pg, the GoMLX adapter's and the
+#                  resume test's launches, the launcher, the notebook engine;
+#                  "" runs none)
 #   FLAKE_PYTESTS  e2e pytest runs, ";"-separated, each "files [-k expr]"
 #                  relative to e2e/ (default: launch, multi-node, and the
 #                  interrupt tests of test_client.py; "" runs none)
@@ -22,7 +23,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 N=${FLAKE_N:-20}
-PKGS=${FLAKE_PKGS-./accelerate/pg/ ./launcher/... ./notebook/...}
+PKGS=${FLAKE_PKGS-./accelerate/pg/ ./accelerate/gomlx/ ./accelerate/internal/resumetest/ ./launcher/... ./notebook/...}
 PYTESTS=${FLAKE_PYTESTS-test_launch.py test_multinode.py;test_client.py -k interrupt or stuck}
 LOAD=${FLAKE_LOAD:-1}
 TIMEOUT=${FLAKE_TIMEOUT:-20m}
