@@ -1,11 +1,14 @@
 package gomlx
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph API reads best dot-imported
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train"
 )
 
@@ -68,4 +71,51 @@ func scalarLike(dtype dtypes.DType, v float64) *tensors.Tensor {
 		return tensors.FromScalar(v)
 	}
 	return tensors.FromScalar(v)
+}
+
+// Predict runs the model (not training: dropout off, batch-norm averages
+// used) on inputs and returns its predictions, in float32. It is the
+// inference a process does on its part of an evaluation set
+// (Accelerator.SplitBetweenProcesses), before Accelerator.GatherForMetrics
+// joins the parts. The model must be built (a step or an evaluation ran).
+func (t *Trainer) Predict(inputs ...*tensors.Tensor) ([]*tensors.Tensor, error) {
+	t.mu.Lock()
+	built := t.built
+	t.mu.Unlock()
+	if !built {
+		return nil, errors.New("gomlx: Predict: the model is not built yet: it has no variables before its first step or evaluation")
+	}
+	exec, err := t.predictExec()
+	if err != nil {
+		return nil, err
+	}
+	args := make([]any, len(inputs))
+	for i, x := range inputs {
+		args[i] = x
+	}
+	var out []*tensors.Tensor
+	if err := catch(func() { out = must(exec.Exec(args...)) }); err != nil {
+		return nil, fmt.Errorf("gomlx: Predict: %w", err)
+	}
+	return out, nil
+}
+
+// predictExec builds the inference graph once (GoMLX builds one graph per
+// input shape under it).
+func (t *Trainer) predictExec() (*context.Exec, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.predict != nil {
+		return t.predict, nil
+	}
+	model := t.modelFn
+	exec, err := context.NewExec(t.backend, t.ctx.Reuse(), func(ctx *context.Context, inputs []*Node) []*Node {
+		ctx.SetTraining(inputs[0].Graph(), false)
+		return model(ctx, nil, inputs)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gomlx: Predict: %w", err)
+	}
+	t.predict = exec.WithName("goaccel predict")
+	return t.predict, nil
 }

@@ -20,9 +20,10 @@ import (
 
 // A small classification task: 8 features, 4 classes, a fixed rule.
 const (
-	features = 8
-	classes  = 4
-	examples = 512
+	features   = 8
+	classes    = 4
+	numClasses = classes
+	examples   = 512
 )
 
 type toyData struct {

@@ -52,6 +52,10 @@ type workerResult struct {
 	Vars   map[string][]float32 `json:"vars"`   // the masters at the end
 	Step   int                  `json:"step"`   // acc.Step() at the start (after a LoadState)
 	Err    string               `json:"err,omitempty"`
+	// Predicted classes (mode gather): the shares gathered, and every
+	// example predicted in one process.
+	Gathered []float64 `json:"gathered,omitempty"`
+	Direct   []float64 `json:"direct,omitempty"`
 }
 
 func workerMain(mode string) error {
@@ -118,6 +122,30 @@ func workerMain(mode string) error {
 				return err
 			}
 		}
+	}
+	if mode == "gather" {
+		// Evaluation on an uneven set: each process predicts its padded
+		// share, GatherForMetrics joins the shares and drops the padding.
+		d := newToyData()
+		const n = 11
+		idx := acc.SplitIndices(n, true)
+		mine, err := predictClasses(tr, d, idx)
+		if err != nil {
+			return err
+		}
+		got, err := acc.GatherForMetrics(mine)
+		if err != nil {
+			return err
+		}
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		want, err := predictClasses(tr, d, all)
+		if err != nil {
+			return err
+		}
+		res.Gathered, res.Direct = got[0], want
 	}
 	res.Vars = map[string][]float32{}
 	masters := tr.Masters()
@@ -261,6 +289,42 @@ func TestDifferentBatchesAreNamed(t *testing.T) {
 		if !strings.Contains(w.Err, `dataset "toy": batch 1 since the start (or the last Reset) differs between process 0 and process 1`) ||
 			!strings.Contains(w.Err, "accelerate.SetSeed") {
 			t.Errorf("process %d: %q", r, w.Err)
+		}
+	}
+}
+
+// predictClasses returns the model's predicted class of examples idx.
+func predictClasses(tr *Trainer, d *toyData, idx []int) ([]float64, error) {
+	x := make([]float32, len(idx)*features)
+	for i, k := range idx {
+		copy(x[i*features:(i+1)*features], d.x[k*features:(k+1)*features])
+	}
+	out, err := tr.Predict(tensors.FromFlatDataAndDimensions(x, len(idx), features))
+	if err != nil {
+		return nil, err
+	}
+	logits := tensors.MustCopyFlatData[float32](out[0])
+	classes := make([]float64, len(idx))
+	for i := range idx {
+		best := 0
+		for c := 1; c < numClasses; c++ {
+			if logits[i*numClasses+c] > logits[i*numClasses+best] {
+				best = c
+			}
+		}
+		classes[i] = float64(best)
+	}
+	return classes, nil
+}
+
+// Evaluation split between processes (SplitIndices, padded), predicted
+// with Predict and joined with GatherForMetrics gives each example's
+// prediction once, as one process predicting them all.
+func TestSplitPredictGather(t *testing.T) {
+	res := launch(t, 2, "gather", envSteps+"=3")
+	for r, w := range res {
+		if len(w.Gathered) != 11 || fmt.Sprint(w.Gathered) != fmt.Sprint(w.Direct) {
+			t.Errorf("process %d: gathered %v, one process predicts %v", r, w.Gathered, w.Direct)
 		}
 	}
 }

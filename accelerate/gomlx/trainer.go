@@ -46,6 +46,8 @@ type Trainer struct {
 	params   []*param
 	masters  *context.Context // float32 masters, the optimizer's state, the global step
 	apply    *context.Exec
+	predict  *context.Exec
+	modelFn  train.ModelFn // wrapped (compute dtype, build)
 	model    *modelView
 	deferred *accelerate.DeferredModel
 	ddp      *ddp.DDP
@@ -141,7 +143,8 @@ func NewTrainer(acc *accelerate.Accelerator, backend backends.Backend, ctx *cont
 	// The model's context is used unchecked by the Trainer's graphs: the
 	// first graph creates the variables, later ones (other batch shapes,
 	// evaluation) reuse them, as train.Trainer does after its first graph.
-	t.trainer = train.NewTrainer(backend, ctx.Checked(false), t.wrapModel(modelFn), lossFn, &ddpOptimizer{t: t}, trainMetrics, evalMetrics)
+	t.modelFn = t.wrapModel(modelFn)
+	t.trainer = train.NewTrainer(backend, ctx.Checked(false), t.modelFn, lossFn, &ddpOptimizer{t: t}, trainMetrics, evalMetrics)
 	return t, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 
 	"github.com/goaccel/goaccel/accelerate"
 	"github.com/goaccel/goaccel/accelerate/amp"
@@ -341,5 +342,43 @@ func TestSaveAndLoadModel(t *testing.T) {
 		if maxDiff(got[name], w) != 0 {
 			t.Errorf("after LoadModel the model's %s differs from the saved one", name)
 		}
+	}
+}
+
+// WithClipGradNorm: with SGD at learning rate 1 a step moves the weights by
+// the clipped gradient, whose norm is the bound.
+func TestClipGradNorm(t *testing.T) {
+	acc := newAccelerator(t)
+	ctx := toyContext()
+	sgd := optimizers.StochasticGradientDescent().WithDecay(false).WithLearningRate(1).Done()
+	tr, err := NewTrainer(acc, pureGo(t), ctx, toyModel, toyLoss, sgd, nil, nil, WithClipGradNorm(1e-3, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := &toyDataset{d: newToyData(), batch: 32}
+	_, in, lb, _ := ds.Yield()
+	// The first step builds the model: take the weights after it, then
+	// measure the second step's move.
+	if _, err := tr.TrainStep(nil, in, lb); err != nil {
+		t.Fatal(err)
+	}
+	before := trainableValues(t, ctx)
+	_, in, lb, _ = ds.Yield()
+	if _, err := tr.TrainStep(nil, in, lb); err != nil {
+		t.Fatal(err)
+	}
+	after := trainableValues(t, ctx)
+	var sq float64
+	for name, b := range before {
+		for i := range b {
+			d := float64(after[name][i] - b[i])
+			sq += d * d
+		}
+	}
+	if n := math.Sqrt(sq); n > 1e-3*1.001 || n < 1e-3*0.9 {
+		t.Errorf("a clipped SGD step moved the weights by %g, want the bound 1e-3", n)
+	}
+	if _, err := NewTrainer(acc, pureGo(t), toyContext(), toyModel, toyLoss, sgd, nil, nil, WithClipGradNorm(1, 2), WithClipGradValue(1)); err == nil {
+		t.Error("both clippings at once were accepted")
 	}
 }
