@@ -3,10 +3,16 @@ interrupt, restart, stdin, comms, update_display_data, stop_on_error, output
 ordering and streaming, error reporting, history across restarts, %args and
 shell commands, local modules (%use)."""
 import json
+import os
 import shutil
+import signal
+import subprocess
 import time
 
 import pytest
+
+from jupyter_client.blocking import BlockingKernelClient
+from jupyter_client.connect import write_connection_file
 
 from conftest import ROOT
 from kernelclient import PROMPT, TIMEOUT, collect, result_text, run, running_kernel, shell_reply, stdout_of
@@ -449,3 +455,63 @@ def test_shutdown_reply():
         while km.is_alive() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not km.is_alive(), "kernel did not exit after shutdown_request"
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie waiting for its reaper is gone for our purpose.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("how", ["parent", "jpy_parent_pid"])
+def test_kernel_exits_when_its_client_dies(tmp_path, how):
+    """A kernel whose client (Jupyter's server) was killed exits on its own,
+    as ipykernel does: when its parent process dies, or when the process
+    JPY_PARENT_PID names is gone."""
+    conn = tmp_path / "kernel.json"
+    write_connection_file(str(conn), ip="127.0.0.1")
+    binary = ROOT / "bin" / "goaccel"
+    pidfile = tmp_path / "kernel.pid"
+    env = dict(os.environ)
+    server = None
+    if how == "jpy_parent_pid":
+        server = subprocess.Popen(["sleep", "3600"])
+        env["JPY_PARENT_PID"] = str(server.pid)
+    # The parent: a shell that starts the kernel and waits for it.
+    parent = subprocess.Popen(["sh", "-c", f'"{binary}" kernel -f "{conn}" & echo $! > "{pidfile}"; wait'], env=env)
+    deadline = time.monotonic() + TIMEOUT
+    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    kernel_pid = int(pidfile.read_text())
+    try:
+        # The kernel answers, so it is up.
+        km = BlockingKernelClient(connection_file=str(conn))
+        km.load_connection_file()
+        km.start_channels()
+        km.wait_for_ready(timeout=TIMEOUT)
+        km.stop_channels()
+        assert _alive(kernel_pid)
+        if how == "parent":
+            parent.kill()
+        else:
+            server.kill()
+            server.wait()
+        parent_wait = time.monotonic() + PROMPT
+        while _alive(kernel_pid) and time.monotonic() < parent_wait:
+            time.sleep(0.1)
+        assert not _alive(kernel_pid), f"the kernel outlived its {how.replace('_', ' ')}"
+    finally:
+        for p in (parent, server):
+            if p is not None and p.poll() is None:
+                p.kill()
+        if _alive(kernel_pid):
+            os.kill(kernel_pid, signal.SIGKILL)

@@ -100,6 +100,9 @@ func runKernel(args []string, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	ctx, parentGone := context.WithCancel(ctx)
+	defer parentGone()
+	go watchParent(ctx, parentGone, log, parentPollInterval)
 	// SIGINT interrupts the running cell (Jupyter may send it even with
 	// interrupt_mode "message"); it never kills the kernel.
 	sigint := make(chan os.Signal, 1)
