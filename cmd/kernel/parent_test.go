@@ -40,4 +40,3 @@ func TestWatchParentStopsWhenJupyterIsGone(t *testing.T) {
 		t.Fatal("the kernel did not stop after its server died")
 	}
 }
-
