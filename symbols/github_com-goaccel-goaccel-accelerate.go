@@ -4,6 +4,7 @@ package symbols
 
 import (
 	"github.com/goaccel/goaccel/accelerate"
+	"github.com/goaccel/goaccel/accelerate/safetensors"
 	"go/constant"
 	"go/token"
 	"reflect"
@@ -55,14 +56,19 @@ func init() {
 
 		// type definitions
 		"Accelerator":          reflect.ValueOf((*accelerate.Accelerator)(nil)),
+		"DeferredModel":        reflect.ValueOf((*accelerate.DeferredModel)(nil)),
 		"Named":                reflect.ValueOf((*accelerate.Named)(nil)),
 		"Option":               reflect.ValueOf((*accelerate.Option)(nil)),
 		"ProjectConfiguration": reflect.ValueOf((*accelerate.ProjectConfiguration)(nil)),
+		"Reloadable":           reflect.ValueOf((*accelerate.Reloadable)(nil)),
 		"Shardable":            reflect.ValueOf((*accelerate.Shardable)(nil)),
+		"TensorState":          reflect.ValueOf((*accelerate.TensorState)(nil)),
 
 		// interface wrapper definitions
-		"_Named":     reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_Named)(nil)),
-		"_Shardable": reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_Shardable)(nil)),
+		"_Named":       reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_Named)(nil)),
+		"_Reloadable":  reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_Reloadable)(nil)),
+		"_Shardable":   reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_Shardable)(nil)),
+		"_TensorState": reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_TensorState)(nil)),
 	}
 }
 
@@ -76,6 +82,16 @@ func (W _github_com_goaccel_goaccel_accelerate_Named) ParameterNames() []string 
 	return W.WParameterNames()
 }
 
+// _github_com_goaccel_goaccel_accelerate_Reloadable is an interface wrapper for Reloadable type
+type _github_com_goaccel_goaccel_accelerate_Reloadable struct {
+	IValue            interface{}
+	WParametersLoaded func() error
+}
+
+func (W _github_com_goaccel_goaccel_accelerate_Reloadable) ParametersLoaded() error {
+	return W.WParametersLoaded()
+}
+
 // _github_com_goaccel_goaccel_accelerate_Shardable is an interface wrapper for Shardable type
 type _github_com_goaccel_goaccel_accelerate_Shardable struct {
 	IValue interface{}
@@ -84,4 +100,18 @@ type _github_com_goaccel_goaccel_accelerate_Shardable struct {
 
 func (W _github_com_goaccel_goaccel_accelerate_Shardable) Shard(numProcesses int, processIndex int) (any, error) {
 	return W.WShard(numProcesses, processIndex)
+}
+
+// _github_com_goaccel_goaccel_accelerate_TensorState is an interface wrapper for TensorState type
+type _github_com_goaccel_goaccel_accelerate_TensorState struct {
+	IValue            interface{}
+	WLoadStateTensors func(tensors []safetensors.Tensor) error
+	WStateTensors     func() ([]safetensors.Tensor, error)
+}
+
+func (W _github_com_goaccel_goaccel_accelerate_TensorState) LoadStateTensors(tensors []safetensors.Tensor) error {
+	return W.WLoadStateTensors(tensors)
+}
+func (W _github_com_goaccel_goaccel_accelerate_TensorState) StateTensors() ([]safetensors.Tensor, error) {
+	return W.WStateTensors()
 }
