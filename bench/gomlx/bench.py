@@ -134,6 +134,8 @@ def cpu_set(spec):
 
 def show(label, r, t0=None):
     extra = f"  [{time.monotonic() - t0:.0f} s]" if t0 else ""
+    if "ApplyMs" in r and r.get("Processes", 1) == 1:
+        extra += f"  update graph {r['ApplyMs']:.2f} ms/step, first step {r['FirstStepS']:.1f} s"
     if "AllReduceMs" in r and r.get("Processes", 1) > 1:
         extra += f"  all-reduce {r['AllReduceMs']:.2f} ms/step, to host {r['ToHostMs']:.2f}, update {r['ApplyMs']:.2f}"
     print(f"  {label:34} {r['SamplesPerSec']:8.1f} samples/s  step {r['StepMs']:7.2f} ms (median {r['MedianStepMs']:7.2f}){extra}",
