@@ -33,7 +33,7 @@ export GOACCEL_VENV := $(VENV)
 # os.Exit in a package a cell calls from ending the kernel.
 LDFLAGS := -checklinkname=0 -extldflags=-Wl,-z,lazy -X github.com/goaccel/goaccel/notebook/build.SourceDir=$(CURDIR)
 
-.PHONY: all build prebuild lab test test-deps notebook-mods go-test e2e browser-test bench fidelity flake vet fmt-check clean venv browser-deps etcd-deps
+.PHONY: all build prebuild lab test test-deps notebook-mods go-test e2e browser-test bench fidelity flake vet fmt-check clean venv browser-deps etcd-deps tcmalloc-deps
 
 all: build
 
@@ -49,17 +49,20 @@ browser-deps:
 etcd-deps:
 	@bash scripts/etcd.sh
 
+tcmalloc-deps:
+	@bash scripts/tcmalloc.sh
+
 # The modules the example notebooks fetch (%go get lines), so that the
 # notebook tests need no network.
 notebook-mods:
 	@bash scripts/gomods.sh "$(CACHE)/notebook-mods" examples/notebooks/*.ipynb
 
-test-deps: venv browser-deps etcd-deps
+test-deps: venv browser-deps etcd-deps tcmalloc-deps
 	$(GO) mod download
 	$(GO) list -m -json all >/dev/null  # the go.mod of every module in the graph: sessions list it offline
 	@bash scripts/gomods.sh "$(CACHE)/notebook-mods" examples/notebooks/*.ipynb
 
-lab: build venv
+lab: build venv tcmalloc-deps
 	VIRTUAL_ENV=$(VENV) ./$(BIN) install --sys-prefix
 	PATH=$(VENV)/bin:$$PATH $(VENV)/bin/jupyter lab --notebook-dir=examples/notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 

@@ -84,6 +84,21 @@ def run(cmd, cpus, extra=None):
     return parse(p.stdout)
 
 
+def tcmalloc():
+    """The tcmalloc the kernel preloads (internal/allocator), or None."""
+    for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"):
+        p = os.path.join(d, "libtcmalloc_minimal.so.4")
+        if os.path.exists(p):
+            return p
+    return None
+
+
+TCMALLOC = tcmalloc()
+# The peers again with the allocator the kernel runs on (it preloads
+# tcmalloc for XLA's buffers), so that each ratio compares like with like.
+TC_ENV = {"LD_PRELOAD": TCMALLOC} if TCMALLOC else None
+
+
 class Kernel:
     """A goaccel kernel on cpus (its affinity), with env added."""
 
@@ -177,6 +192,10 @@ def main():
         add(("all", "go"), run([binary], all_cpus)["single"][0], "go run (go build)")
         add(("all", "jax"), run([BENCH_PY, "jax_cnn.py"], all_cpus)["jax"][0], "JAX")
         add(("all", "torch"), run([BENCH_PY, "torch_cnn.py"], all_cpus)["torch"][0], "PyTorch")
+        if TC_ENV:
+            add(("all", "go-tc"), run([binary], all_cpus, TC_ENV)["single"][0], "go run, tcmalloc")
+            add(("all", "jax-tc"), run([BENCH_PY, "jax_cnn.py"], all_cpus, TC_ENV)["jax"][0], "JAX, tcmalloc")
+            add(("all", "torch-tc"), run([BENCH_PY, "torch_cnn.py"], all_cpus, TC_ENV)["torch"][0], "PyTorch, tcmalloc")
         d = sorted(parse(k.cell(ddp))["ddp"], key=lambda r: r["Rank"])
         for r in d:
             add(("all", f"ddp{r['Rank']}"), r, f"DDP 2 processes, rank {r['Rank']}")
@@ -192,6 +211,11 @@ def main():
             add(("one", "go"), run([binary], "0", ONE_THREAD_ENV)["single"][0], "go run, 1 thread")
             add(("one", "jax"), run([BENCH_PY, "jax_cnn.py"], "0", ONE_THREAD_ENV)["jax"][0], "JAX, 1 thread")
             add(("one", "torch"), run([BENCH_PY, "torch_cnn.py"], "0", ONE_THREAD_ENV)["torch"][0], "PyTorch, 1 thread")
+            if TC_ENV:
+                tc1 = dict(ONE_THREAD_ENV, **TC_ENV)
+                add(("one", "go-tc"), run([binary], "0", tc1)["single"][0], "go run, 1 thread, tcmalloc")
+                add(("one", "jax-tc"), run([BENCH_PY, "jax_cnn.py"], "0", tc1)["jax"][0], "JAX, 1 thread, tcmalloc")
+                add(("one", "torch-tc"), run([BENCH_PY, "torch_cnn.py"], "0", tc1)["torch"][0], "PyTorch, 1 thread, tcmalloc")
         k1.close()
 
     report(res, all_cpus)
@@ -203,10 +227,12 @@ def report(res, all_cpus):
     print()
     print(f"== samples/s (higher is better), {ROUNDS} rounds on CPUs {all_cpus}, {ONE_THREAD_ROUNDS} on CPU 0 with 1 thread ==")
     print(f"{'':34}{'threads':>9}{'min':>9}{'median':>9}{'max':>9}   per round")
-    names = {"kernel": "kernel cell (gxa)", "go": "go run (go build)", "jax": "JAX " + jax_version(res),
-             "torch": "PyTorch " + torch_version(res)}
+    names = {"kernel": "kernel cell (gxa, tcmalloc)" if TCMALLOC else "kernel cell (gxa)", "go": "go run (go build)",
+             "jax": "JAX " + jax_version(res), "torch": "PyTorch " + torch_version(res)}
+    for c in ("go", "jax", "torch"):
+        names[c + "-tc"] = names[c] + ", tcmalloc"
     for th in ("all", "one"):
-        for c in ("kernel", "go", "jax", "torch"):
+        for c in ("kernel", "go", "go-tc", "jax", "jax-tc", "torch", "torch-tc"):
             xs = sps((th, c))
             if xs:
                 print(f"{names[c]:34}{'default' if th == 'all' else '1':>9}{min(xs):9.1f}{med(xs):9.1f}{max(xs):9.1f}   "
@@ -214,7 +240,7 @@ def report(res, all_cpus):
     print()
     print(f"{'ratio of the medians':46}{'threads':>9}{'ratio':>8}{'target':>9}   per round (min..max)")
     for th in ("all", "one"):
-        for peer, target in (("go", 0.95), ("jax", 0.9), ("torch", 0.5)):
+        for peer, target in (("go", 0.95), ("go-tc", 0.95), ("jax", 0.9), ("jax-tc", 0.9), ("torch", 0.5), ("torch-tc", 0.5)):
             a, b = sps((th, "kernel")), sps((th, peer))
             if not a or not b:
                 continue

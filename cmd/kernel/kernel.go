@@ -14,6 +14,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/goaccel/goaccel/internal/allocator"
 	"github.com/goaccel/goaccel/kernel"
 	"github.com/goaccel/goaccel/launcher"
 	"github.com/goaccel/goaccel/launcher/rendezvous"
@@ -39,6 +40,9 @@ func runKernel(args []string, stderr io.Writer) error {
 	if *connFile == "" {
 		return errors.New("missing -f CONNECTION_FILE (Jupyter passes it; see `goaccel install`)")
 	}
+	// tcmalloc for XLA's buffers (see package allocator); this returns only
+	// when there is nothing to do or the exec failed.
+	_ = allocator.Reexec()
 	lvl, err := logrus.ParseLevel(*logLevel)
 	if err != nil {
 		return fmt.Errorf("--log-level: %w", err)

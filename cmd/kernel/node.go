@@ -13,6 +13,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/goaccel/goaccel/internal/allocator"
 	"github.com/goaccel/goaccel/launcher"
 	"github.com/goaccel/goaccel/launcher/rendezvous"
 )
@@ -38,6 +39,7 @@ func runNode(args []string, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	_ = allocator.Reexec() // the workers this node starts inherit tcmalloc (see package allocator)
 	rdzvConf, err := parseConf(conf)
 	if err != nil {
 		return err
