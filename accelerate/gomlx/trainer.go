@@ -62,7 +62,7 @@ type Stats struct {
 	MicroSteps int           // training graphs run (TrainStep calls)
 	Steps      int           // optimizer steps (update graphs run)
 	ToHost     time.Duration // copying gradients to the host (and accumulating them)
-	AllReduce  time.Duration // the all-reduces of the gradients across processes
+	AllReduce  time.Duration // the all-reduces of the gradients, waiting for the slowest process included
 	Apply      time.Duration // the update graph
 }
 
