@@ -189,10 +189,13 @@ func (m *sessionModule) restore(s snapshot) {
 }
 
 // moduleVersions lists the modules of the build list: path → version (see
-// moduleVersion for replaced modules).
+// moduleVersion for replaced modules). With -e a module whose details the go
+// command cannot look up (offline, its .info not in the module cache: the
+// test-only requirements of a dependency, say) is still listed with the
+// version the module graph selects, which is all this needs.
 func (m *sessionModule) moduleVersions(ctx context.Context) (map[string]string, error) {
 	var out bytes.Buffer
-	if err := m.goCmd(ctx, &out, nil, "list", "-m", "-json", "all"); err != nil {
+	if err := m.goCmd(ctx, &out, nil, "list", "-m", "-e", "-json", "all"); err != nil {
 		return nil, err
 	}
 	dec := json.NewDecoder(&out)
