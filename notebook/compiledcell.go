@@ -15,11 +15,9 @@ import (
 	"path"
 	"reflect"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/traefik/yaegi/stdlib"
-	"github.com/traefik/yaegi/stdlib/unrestricted"
 
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/notebook/build"
@@ -27,6 +25,7 @@ import (
 	"github.com/goaccel/goaccel/notebook/compiled"
 	"github.com/goaccel/goaccel/notebook/gen"
 	"github.com/goaccel/goaccel/notebook/gxrt"
+	"github.com/goaccel/goaccel/notebook/internal/session"
 )
 
 // startCompiled prepares compiled cells, or records why they are
@@ -42,8 +41,8 @@ func (e *Engine) startCompiled() {
 		return
 	}
 	e.builder = b
-	e.comp = compiled.New(compiled.Options{Builder: b, AutoImport: e.autoImportPath, Symbols: e.linkedPackages(), NoEval: e.opts.AlwaysBuild})
-	e.comp.Late = func(msg string) { e.out.write("stderr", []byte(msg+"\n")) }
+	e.comp = compiled.New(compiled.Options{Builder: b, AutoImport: e.packages.AutoImport, Symbols: e.packages.Linked(), NoEval: e.opts.AlwaysBuild})
+	e.comp.Late = func(msg string) { e.out.Stderr(msg + "\n") }
 	compiled.SetLaunchName(func(name string, fn any) { e.launchName(name, fn) })
 	compiled.SetInput(e.compiledInput)
 }
@@ -54,15 +53,15 @@ func (e *Engine) startCompiled() {
 // while it waited, or the reason input cannot be requested (allow_stdin
 // is false), which the read returns.
 func (e *Engine) compiledInput() (string, error) {
-	cs := e.currentCell()
-	if cs == nil || !cs.running() {
+	c := e.cells.Cell()
+	if c == nil || !c.Running() {
 		return "", io.EOF
 	}
-	line, err := cs.ask("", false)
+	line, err := c.Ask("", false)
 	switch {
 	case err == nil:
 		return line, nil
-	case cs.ctx.Err() != nil:
+	case c.Ctx.Err() != nil:
 		return "", gxrt.ErrInterrupted
 	case errors.Is(err, context.Canceled):
 		return "", io.EOF
@@ -70,84 +69,39 @@ func (e *Engine) compiledInput() (string, error) {
 	return "", err
 }
 
-// noteInterpreted tells the user, once per session, that cells are
-// interpreted because they cannot be compiled here, and why.
-func (e *Engine) noteInterpreted() {
-	if e.opts.Interpret || e.compErr == nil || e.interpNoted {
-		return
-	}
-	e.interpNoted = true
-	e.out.write("stderr", []byte(fmt.Sprintf("goaccel: cells are interpreted (yaegi), not compiled: %v\n", e.compErr)))
-}
-
-// linkedPackages are the symbol tables of the packages linked into the
-// kernel that evaluated cells call, by import path: the real functions
-// (the unrestricted os.Exit and log.Fatal, not the interpreter's stand-ins;
-// evaluated cells do not call those anyway), never the engine's
-// interpreter hooks.
-func (e *Engine) linkedPackages() map[string]map[string]reflect.Value {
-	out := map[string]map[string]reflect.Value{}
-	tables := []map[string]map[string]reflect.Value{stdlib.Symbols, unrestricted.Symbols, cellPackages()}
-	tables = append(tables, e.opts.Symbols...)
-	for _, t := range tables {
-		for key, syms := range t {
-			i := strings.LastIndex(key, "/")
-			if i <= 0 {
-				continue
-			}
-			path := key[:i]
-			if out[path] == nil {
-				out[path] = map[string]reflect.Value{}
-			}
-			for name, v := range syms {
-				out[path][name] = v
-			}
-		}
-	}
-	return out
-}
-
-// autoImportPath resolves a package name a cell uses without importing it.
-func (e *Engine) autoImportPath(name string) string {
-	if p, ok := preferredImport[name]; ok {
-		return p
-	}
-	return e.importablePackages()[name]
-}
-
 // runCompiled runs a cell as compiled Go.
-func (e *Engine) runCompiled(ctx context.Context, cs *cellState, code string) (frontend.MIMEBundle, *frontend.Error) {
+func (e *Engine) runCompiled(ctx context.Context, c *session.Cell, code string) (frontend.MIMEBundle, *frontend.Error) {
 	e.applyGoWork(ctx)
 	done := e.builder.Attend(ctx, e.progress)
-	res, err := e.comp.Run(ctx, code, cs.count, e.progress)
+	res, err := e.comp.Run(ctx, code, c.Count, e.progress)
 	done()
 	if res != nil {
 		for _, p := range res.AutoImports {
-			e.out.write("stderr", []byte(fmt.Sprintf("goaccel: added import %q\n", p)))
+			e.out.Stderr(fmt.Sprintf("goaccel: added import %q\n", p))
 		}
 		for _, w := range res.Warnings {
-			e.out.write("stderr", []byte("goaccel: "+w+"\n"))
+			e.out.Stderr("goaccel: " + w + "\n")
 		}
-		e.logBindings(res.Bindings, res.Imports, cs.count)
+		e.logBindings(res.Bindings, res.Imports, c.Count)
 		if res.Evaluated {
 			e.evaluated++
 		}
 	}
 	e.flushOutput()
-	if perr := goPanicError(cs); perr != nil && err == nil {
+	if perr := e.interp.GoPanicError(c); perr != nil && err == nil {
 		return nil, perr
 	}
 	var ce *check.Error
 	if err != nil && errors.As(err, &ce) && ctx.Err() != nil {
 		// Interrupted while the checker's imports were being fetched or
 		// built.
-		return nil, errInterrupted()
+		return nil, session.ErrInterrupted()
 	}
 	if err != nil {
-		return nil, e.compiledError(err, code, cs.count)
+		return nil, e.compiledError(err, code, c.Count)
 	}
 	if ctx.Err() != nil {
-		return nil, errInterrupted()
+		return nil, session.ErrInterrupted()
 	}
 	if res.Kind == gen.NoResult || len(res.Values) == 0 {
 		return nil, nil
@@ -180,19 +134,15 @@ func (e *Engine) evalExprCompiled(ctx context.Context, expr string) (frontend.MI
 // logBindings keeps the declaration log in step with what compiled cells
 // bound.
 func (e *Engine) logBindings(bindings []check.Binding, imports []*check.Import, count int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	for _, im := range imports {
 		src := "import " + strconv.Quote(im.Path)
 		if im.Name != "" && im.Name != path.Base(im.Path) {
 			src = "import " + im.Name + " " + strconv.Quote(im.Path)
 		}
-		if im.Name != "_" && im.Name != "." {
-			e.imports[im.Name] = im.Path
-		}
-		e.logDecl(Declaration{Kind: KindImport, Name: im.Name, Source: src, Path: im.Path, Cell: count})
+		e.log.AddImport(Declaration{Kind: KindImport, Name: im.Name, Source: src, Path: im.Path, Cell: count})
 	}
-	qual := e.qualifierLocked()
+	qual := e.qualifier()
+	var decls []Declaration
 	for _, b := range bindings {
 		en := b.New
 		d := Declaration{Name: en.Name, Cell: count}
@@ -205,13 +155,13 @@ func (e *Engine) logBindings(bindings []check.Binding, imports []*check.Import, 
 			d.Kind = KindType
 		case check.FuncEntry:
 			d.Kind = KindFunc
-			d.results = en.Obj.Type().(*types.Signature).Results().Len()
+			d.Results = en.Obj.Type().(*types.Signature).Results().Len()
 		case check.MethodEntry:
 			d.Kind = KindMethod
 			if en.Recv != nil {
 				d.Name = en.Recv.Name + "." + en.Name
 			}
-			d.results = en.Obj.Type().(*types.Signature).Results().Len()
+			d.Results = en.Obj.Type().(*types.Signature).Results().Len()
 		case check.ConstEntry:
 			d.Kind = KindConst
 			d.Names = []string{en.Name}
@@ -224,15 +174,15 @@ func (e *Engine) logBindings(bindings []check.Binding, imports []*check.Import, 
 			d.Source = "var " + en.Name + " " + types.TypeString(en.Obj.Type(), qual)
 			d.FromStatement = true
 		}
-		e.logDecl(d)
+		decls = append(decls, d)
 	}
+	e.log.Add(decls...)
 }
 
-// qualifierLocked names packages in type strings as the session imports
-// them. Callers hold e.mu.
-func (e *Engine) qualifierLocked() types.Qualifier {
+// qualifier names packages in type strings as the session imports them.
+func (e *Engine) qualifier() types.Qualifier {
 	byPath := map[string]string{}
-	for name, path := range e.imports {
+	for name, path := range e.log.Imports() {
 		byPath[path] = name
 	}
 	return func(p *types.Package) string {
@@ -288,7 +238,7 @@ func (e *Engine) compiledError(err error, src string, count int) *frontend.Error
 	case errors.As(err, &stuck):
 		return stuckReport(stuck)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return errInterrupted()
+		return session.ErrInterrupted()
 	}
 	msg := err.Error()
 	return &frontend.Error{Name: "BuildError", Value: msg, Traceback: []string{msg}}
@@ -473,4 +423,76 @@ func cellFrames(stack string) []string {
 		return nil
 	}
 	return out
+}
+
+// compiledValues are the compiled session's variables with their values.
+func (e *Engine) compiledValues() []session.Var {
+	var out []session.Var
+	for _, v := range e.comp.Entries() {
+		if !session.Hidden(v.Name) {
+			out = append(out, session.Var{Name: v.Name, Type: v.Type, Value: v.Value})
+		}
+	}
+	return out
+}
+
+// compiledSide is the compiled session as the debugger's moves between the
+// runners see it (yaegirunner.Compiled).
+type compiledSide struct{ e *Engine }
+
+// Vars are the session's variables that have storage, typed as a cell
+// declares them: packages by the names cells import them under, and a
+// package no cell imported under a name (_gxdN) that extra imports.
+func (c compiledSide) Vars(imports map[string]string) (vars []session.Var, extra []string) {
+	local := map[string]string{}
+	for n, p := range imports {
+		local[p] = n
+	}
+	n := 0
+	qual := func(p *types.Package) string {
+		if p.Path() == "main" {
+			return ""
+		}
+		if name, ok := local[p.Path()]; ok {
+			return name
+		}
+		n++
+		name := "_gxd" + strconv.Itoa(n)
+		local[p.Path()] = name
+		return name
+	}
+	comp := c.e.comp
+	for _, en := range comp.Checker().Entries() {
+		if en.Kind != check.VarEntry || session.Hidden(en.Name) {
+			continue
+		}
+		if _, ok := comp.Value(en.Name); !ok {
+			continue
+		}
+		vars = append(vars, session.Var{Name: en.Name, Type: types.TypeString(en.Obj.Type(), qual)})
+	}
+	for path, name := range local {
+		if strings.HasPrefix(name, "_gxd") {
+			extra = append(extra, fmt.Sprintf("import %s %q", name, path))
+		}
+	}
+	sort.Strings(extra)
+	return vars, extra
+}
+
+func (c compiledSide) Values() []session.Var { return c.e.compiledValues() }
+
+func (c compiledSide) Value(name string) (reflect.Value, bool) { return c.e.comp.Value(name) }
+
+// Declare runs src, declarations only, as cell n, and logs what it bound.
+func (c compiledSide) Declare(ctx context.Context, src string, n int) *frontend.Error {
+	e := c.e
+	res, err := e.comp.Run(ctx, src, n, e.progress)
+	if res != nil {
+		e.logBindings(res.Bindings, res.Imports, n)
+	}
+	if err != nil {
+		return e.compiledError(err, src, n)
+	}
+	return nil
 }

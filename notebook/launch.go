@@ -58,67 +58,6 @@ type carriedVar struct {
 	Value json.RawMessage `json:"value,omitempty"`
 }
 
-// launcherFuncs are the launcher entry points whose function argument the
-// rewriter names: import path → function → index of the function argument.
-var launcherFuncs = map[string]map[string]int{
-	"github.com/goaccel/goaccel/launcher": {
-		"NotebookLauncher": 0, "NotebookLauncherContext": 1,
-	},
-	"github.com/goaccel/goaccel/debuglauncher": {
-		"DebugLauncher": 0, "DebugLauncherContext": 1,
-	},
-}
-
-// launchCalls wraps the function argument of launcher calls with its name.
-func (r *rewriter) launchCalls(root ast.Node) {
-	ast.Inspect(root, func(n ast.Node) bool {
-		call, ok := n.(*ast.CallExpr)
-		if !ok {
-			return true
-		}
-		sel, ok := call.Fun.(*ast.SelectorExpr)
-		if !ok {
-			return true
-		}
-		pkg, ok := sel.X.(*ast.Ident)
-		if !ok {
-			return true
-		}
-		path := r.e.importPath(pkg.Name, r.pc)
-		idx, ok := launcherFuncs[path][sel.Sel.Name]
-		if !ok || idx >= len(call.Args) {
-			return true
-		}
-		if id, ok := call.Args[idx].(*ast.Ident); ok {
-			call.Args[idx] = &ast.CallExpr{
-				Fun:  &ast.SelectorExpr{X: ast.NewIdent("_gxrt"), Sel: ast.NewIdent("LaunchName")},
-				Args: []ast.Expr{&ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(id.Name)}, id},
-			}
-		}
-		return true
-	})
-}
-
-// importPath resolves a package name used in a cell: this cell's imports
-// first, then earlier cells'.
-func (e *Engine) importPath(name string, pc *parsedCell) string {
-	if pc != nil && pc.imports != nil {
-		for _, is := range pc.imports.Imports {
-			p, _ := strconv.Unquote(is.Path.Value)
-			local := p[strings.LastIndex(p, "/")+1:]
-			if is.Name != nil {
-				local = is.Name.Name
-			}
-			if local == name {
-				return p
-			}
-		}
-	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return e.imports[name]
-}
-
 // launchName records the name of the function about to be launched.
 func (e *Engine) launchName(name string, fn any) any {
 	e.launchMu.Lock()
@@ -208,18 +147,8 @@ func (e *Engine) Prepare(fn any, args []any) ([]byte, error) {
 	}
 
 	reach := reachableVars(name, funcSrc, varNames)
-	types, err := e.typeNames(decls)
-	if err != nil {
-		return nil, err
-	}
-	e.mu.RLock()
-	it := e.it
-	imports := map[string]string{}
-	for k, v := range e.imports {
-		imports[v] = k
-	}
-	e.mu.RUnlock()
-	globals := it.Globals()
+	typeExpr := e.interp.TypeExpr()
+	globals := e.interp.Globals()
 	names := make([]string, 0, len(varNames))
 	for n := range varNames {
 		names = append(names, n)
@@ -230,7 +159,7 @@ func (e *Engine) Prepare(fn any, args []any) ([]byte, error) {
 		if !ok || !v.IsValid() {
 			continue
 		}
-		texpr, terr := typeExpr(v.Type(), types, imports)
+		texpr, terr := typeExpr(v.Type())
 		cv := carriedVar{Name: n, Type: texpr}
 		if !reach[n] {
 			if terr != nil {
@@ -403,6 +332,15 @@ func (e *Engine) Run(ctx context.Context, payload []byte) ([]byte, error) {
 	return b, nil
 }
 
+// launchHooks is where interpreted cells report launches
+// (yaegirunner.Launches).
+type launchHooks struct{ e *Engine }
+
+func (h launchHooks) Name(name string, fn any) any { return h.e.launchName(name, fn) }
+func (h launchHooks) Decode(name string, ptr any)  { h.e.decodeCarried(name, ptr) }
+func (h launchHooks) Result(i int, v any)          { h.e.setLaunchResult(i, v) }
+func (h launchHooks) ResultErr(msg string)         { h.e.setLaunchErr(msg) }
+
 // decodeCarried fills ptr with the carried value called name.
 func (e *Engine) decodeCarried(name string, ptr any) {
 	e.launchMu.Lock()
@@ -436,121 +374,6 @@ func (e *Engine) setLaunchErr(msg string) {
 	e.launchMu.Lock()
 	defer e.launchMu.Unlock()
 	e.resultErr = msg
-}
-
-// typeNames maps the reflect types yaegi gives cell-declared types to their
-// names (interpreted named types show up in reflect as unnamed types).
-func (e *Engine) typeNames(decls []Declaration) (map[reflect.Type]string, error) {
-	out := map[reflect.Type]string{}
-	cs := e.currentCell()
-	it := e.interp()
-	if cs == nil || it == nil {
-		return out, nil
-	}
-	for _, d := range decls {
-		if d.Kind != KindType || strings.Contains(d.Source, "[") && isGenericType(d.Source) {
-			continue
-		}
-		prog, err := compileProbe(it, "type_query/_.go", "_gxrt.TypeOf(new("+d.Name+"))")
-		if err != nil {
-			continue
-		}
-		e.launchMu.Lock()
-		e.probedType = nil
-		e.launchMu.Unlock()
-		if err := e.runProgram(context.Background(), it, prog); err != nil {
-			continue
-		}
-		e.launchMu.Lock()
-		t := e.probedType
-		e.launchMu.Unlock()
-		if t != nil && t.Kind() == reflect.Pointer {
-			if _, dup := out[t.Elem()]; !dup {
-				out[t.Elem()] = d.Name
-			}
-		}
-	}
-	return out, nil
-}
-
-func isGenericType(src string) bool {
-	f, err := parser.ParseFile(token.NewFileSet(), "", "package p\n"+src, 0)
-	if err != nil {
-		return false
-	}
-	for _, d := range f.Decls {
-		if gd, ok := d.(*ast.GenDecl); ok {
-			for _, s := range gd.Specs {
-				if ts, ok := s.(*ast.TypeSpec); ok && ts.TypeParams != nil {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// typeExpr writes t as Go source valid in a worker's cells.
-func typeExpr(t reflect.Type, named map[reflect.Type]string, pkgLocal map[string]string) (string, error) {
-	if n, ok := named[t]; ok {
-		return n, nil
-	}
-	if t.Name() != "" {
-		if t.PkgPath() == "" {
-			return t.Name(), nil // predeclared
-		}
-		local, ok := pkgLocal[t.PkgPath()]
-		if !ok {
-			return "", fmt.Errorf("its type %s comes from package %s, which no cell imports", t, t.PkgPath())
-		}
-		return local + "." + t.Name(), nil
-	}
-	switch t.Kind() {
-	case reflect.Pointer:
-		s, err := typeExpr(t.Elem(), named, pkgLocal)
-		return "*" + s, err
-	case reflect.Slice:
-		s, err := typeExpr(t.Elem(), named, pkgLocal)
-		return "[]" + s, err
-	case reflect.Array:
-		s, err := typeExpr(t.Elem(), named, pkgLocal)
-		return "[" + strconv.Itoa(t.Len()) + "]" + s, err
-	case reflect.Map:
-		k, err := typeExpr(t.Key(), named, pkgLocal)
-		if err != nil {
-			return "", err
-		}
-		v, err := typeExpr(t.Elem(), named, pkgLocal)
-		return "map[" + k + "]" + v, err
-	case reflect.Struct:
-		var b strings.Builder
-		b.WriteString("struct{")
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			ft, err := typeExpr(f.Type, named, pkgLocal)
-			if err != nil {
-				return "", err
-			}
-			if i > 0 {
-				b.WriteString("; ")
-			}
-			if f.Anonymous {
-				b.WriteString(ft)
-			} else {
-				b.WriteString(f.Name + " " + ft)
-			}
-			if f.Tag != "" {
-				b.WriteString(" " + strconv.Quote(string(f.Tag)))
-			}
-		}
-		b.WriteString("}")
-		return b.String(), nil
-	case reflect.Interface:
-		if t.NumMethod() == 0 {
-			return "interface{}", nil
-		}
-	}
-	return "", fmt.Errorf("its type %s (%s) cannot travel between processes", t, t.Kind())
 }
 
 // builtinType is the reflect type of a result type expression built only

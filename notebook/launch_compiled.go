@@ -887,7 +887,7 @@ func carries(p launchPayload) bool {
 // build is left to the workers to report, in their words.
 func (e *Engine) prebuildWorker(p *launchPayload) {
 	ctx := launcher.CellContext()
-	opts := compiled.Options{Builder: e.builder, AutoImport: e.autoImportPath}
+	opts := compiled.Options{Builder: e.builder, AutoImport: e.packages.AutoImport}
 	_ = compiled.Prebuild(ctx, opts, planWorker(*p).cells)
 	st := e.builder.State()
 	p.Build = &st

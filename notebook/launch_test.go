@@ -302,7 +302,7 @@ func train(d tm.Duration) float64 {
 	// The worker's cells compile.
 	p := launchPayload{Func: "train", Imports: imports, Decls: replayDecls(items, names), Vars: vars,
 		Params: []string{"tm.Duration"}, Results: []string{"float64"}}
-	opts := compiled.Options{Builder: e.builder, AutoImport: e.autoImportPath}
+	opts := compiled.Options{Builder: e.builder, AutoImport: e.packages.AutoImport}
 	if err := compiled.Prebuild(context.Background(), opts, planWorker(p).cells); err != nil {
 		t.Errorf("the worker's cells do not build: %v\n%s", err, strings.Join(planWorker(p).cells, "\n---\n"))
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/notebook/cells"
 	"github.com/goaccel/goaccel/notebook/compiled"
+	"github.com/goaccel/goaccel/notebook/internal/session"
 )
 
 // Help is the text of %help.
@@ -59,7 +60,7 @@ func splitMagics(src string) ([]cells.Magic, string) {
 }
 
 // runMagic runs one magic line.
-func (e *Engine) runMagic(ctx context.Context, cs *cellState, m cells.Magic) (magicResult, *frontend.Error) {
+func (e *Engine) runMagic(ctx context.Context, m cells.Magic) (magicResult, *frontend.Error) {
 	var res magicResult
 	text := m.Text
 	if strings.HasPrefix(text, "!") {
@@ -67,7 +68,7 @@ func (e *Engine) runMagic(ctx context.Context, cs *cellState, m cells.Magic) (ma
 	}
 	name, arg, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(text, "%"), "%"), " ")
 	arg = strings.TrimSpace(arg)
-	stdout := func(s string) { e.out.write("stdout", []byte(s)) }
+	stdout := func(s string) { e.out.Write("stdout", []byte(s)) }
 	switch name {
 	case "help":
 		stdout(Help + "\n")
@@ -205,7 +206,7 @@ func (e *Engine) shell(ctx context.Context, command string) *frontend.Error {
 		for {
 			n, err := r.Read(buf)
 			if n > 0 {
-				e.out.write(name, buf[:n])
+				e.out.Write(name, buf[:n])
 			}
 			if err != nil {
 				return
@@ -218,7 +219,7 @@ func (e *Engine) shell(ctx context.Context, command string) *frontend.Error {
 	wg.Wait()
 	err = cmd.Wait()
 	if ctx.Err() != nil {
-		return errInterrupted()
+		return session.ErrInterrupted()
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

@@ -13,6 +13,7 @@ import (
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/notebook/build"
 	"github.com/goaccel/goaccel/notebook/check"
+	"github.com/goaccel/goaccel/notebook/internal/session"
 )
 
 // noModules is the error of a module magic when cells are interpreted.
@@ -34,7 +35,7 @@ func (e *Engine) compReason() string {
 }
 
 // progress reports what the toolchain does on the cell's stderr.
-func (e *Engine) progress(msg string) { e.out.write("stderr", []byte("goaccel: "+msg+"\n")) }
+func (e *Engine) progress(msg string) { e.out.Write("stderr", []byte("goaccel: "+msg+"\n")) }
 
 // goMagic runs %go get MODULE@VERSION... and %go mod.
 func (e *Engine) goMagic(ctx context.Context, arg string) *frontend.Error {
@@ -51,8 +52,8 @@ func (e *Engine) goMagic(ctx context.Context, arg string) *frontend.Error {
 			return magicError("%%go get: name a module, e.g. %%go get gonum.org/v1/plot@v0.17.0 (@latest for the latest version)")
 		}
 		if err := e.builder.Get(ctx, e.progress, f[1:]...); err != nil {
-			if isCtxErr(err) && ctx.Err() != nil {
-				return errInterrupted()
+			if session.IsCanceled(err) && ctx.Err() != nil {
+				return session.ErrInterrupted()
 			}
 			return moduleError("%go get", err)
 		}
@@ -60,7 +61,7 @@ func (e *Engine) goMagic(ctx context.Context, arg string) *frontend.Error {
 		for _, q := range f[1:] {
 			p, _, _ := strings.Cut(q, "@")
 			if v, ok := requiredVersion(mod, p); ok {
-				e.out.write("stdout", []byte(fmt.Sprintf("%s %s\n", p, v)))
+				e.out.Write("stdout", []byte(fmt.Sprintf("%s %s\n", p, v)))
 			}
 		}
 	case "mod":
@@ -71,7 +72,7 @@ func (e *Engine) goMagic(ctx context.Context, arg string) *frontend.Error {
 		if err != nil {
 			return magicError("%%go mod: %v", err)
 		}
-		e.out.write("stdout", []byte(mod))
+		e.out.Write("stdout", []byte(mod))
 	default:
 		return magicError("%%go %s: unknown; %%go get MODULE@VERSION adds or pins a module, %%go mod shows the session's go.mod (use !go %s for the go command itself)", f[0], arg)
 	}
@@ -107,7 +108,7 @@ func (e *Engine) useMagic(ctx context.Context, arg string) *frontend.Error {
 		if used == nil {
 			return magicError("%%use: no go.work in %s; name a module's directory: %%use ./mylib", wd)
 		}
-		e.out.write("stdout", []byte("using "+strings.Join(used, ", ")+" (go.work)\n"))
+		e.out.Write("stdout", []byte("using "+strings.Join(used, ", ")+" (go.work)\n"))
 		return nil
 	}
 	dir := arg
@@ -118,7 +119,7 @@ func (e *Engine) useMagic(ctx context.Context, arg string) *frontend.Error {
 	if err != nil {
 		return moduleError("%use "+arg, err)
 	}
-	e.out.write("stdout", []byte(fmt.Sprintf("using %s from %s; after editing it, run %%use again to load the new version\n", path, arg)))
+	e.out.Write("stdout", []byte(fmt.Sprintf("using %s from %s; after editing it, run %%use again to load the new version\n", path, arg)))
 	return nil
 }
 

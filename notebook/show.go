@@ -1,6 +1,7 @@
 package notebook
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -66,12 +67,12 @@ func resultBundle(vals []any, multi bool) frontend.MIMEBundle {
 	})
 	try(func() {
 		if x, ok := v.(pnger); ok {
-			b["image/png"] = encodeBase64(x.PNG())
+			b["image/png"] = base64.StdEncoding.EncodeToString(x.PNG())
 		}
 	})
 	try(func() {
 		if x, ok := v.(jpeger); ok {
-			b["image/jpeg"] = encodeBase64(x.JPEG())
+			b["image/jpeg"] = base64.StdEncoding.EncodeToString(x.JPEG())
 		}
 	})
 	try(func() { addJSON(b, v) })

@@ -1,4 +1,4 @@
-package notebook
+package yaegirunner
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/traefik/yaegi/interp"
 
 	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/notebook/internal/session"
 )
 
 // This file is the cell's trailing result: choosing how to compile a
@@ -32,7 +33,7 @@ const (
 // to the global _gxv, then formatted by showValue), several values
 // (_gxShow(f())), and no value (a call run as a statement), skipping the
 // forms its known result count rules out; mode tells which form compiled.
-func (e *Engine) compileBody(it *interp.Interpreter, pc *parsedCell, rw *rewriter, body *ast.BlockStmt, trailing ast.Expr) (*interp.Program, showMode, error) {
+func (r *Runner) compileBody(it *interp.Interpreter, pc *parsedCell, rw *rewriter, body *ast.BlockStmt, trailing ast.Expr) (*interp.Program, showMode, error) {
 	if trailing == nil {
 		prog, err := compileAST(it, body)
 		return prog, showNone, err
@@ -46,10 +47,10 @@ func (e *Engine) compileBody(it *interp.Interpreter, pc *parsedCell, rw *rewrite
 		{showMulti, &ast.ExprStmt{X: &ast.CallExpr{Fun: ast.NewIdent("_gxShow"), Args: []ast.Expr{trailing}}}},
 		{showNone, &ast.ExprStmt{X: trailing}},
 	}
-	if e.quietCall(pc, trailing) {
+	if r.quietCall(pc, trailing) {
 		variants = variants[2:]
 	} else {
-		switch resultCount(e, pc, trailing) {
+		switch resultCount(r, pc, trailing) {
 		case 0:
 			variants = variants[2:]
 		case -1, 1:
@@ -61,7 +62,7 @@ func (e *Engine) compileBody(it *interp.Interpreter, pc *parsedCell, rw *rewrite
 	// silently, so errors are taken from the plain form. When every name is
 	// known there is nothing yaegi could silently accept: skip that compile.
 	body.List[last] = &ast.ExprStmt{X: trailing}
-	if !e.namesKnown(it, trailing, rw.cellNames) {
+	if !r.namesKnown(it, trailing, rw.cellNames) {
 		if _, err := compileAST(it, body); err != nil {
 			return nil, showNone, err
 		}
@@ -78,10 +79,10 @@ func (e *Engine) compileBody(it *interp.Interpreter, pc *parsedCell, rw *rewrite
 }
 
 // showValue formats _gxv into the cell's result with showProbes.
-func (e *Engine) showValue(ctx context.Context, it *interp.Interpreter, cs *cellState) {
+func (r *Runner) showValue(ctx context.Context, it *interp.Interpreter, cs *cellState) {
 	// Globals builds a map of every global: read _gxv from it once.
 	v := it.Globals()["_gxv"]
-	methods := e.loggedMethodNames()
+	methods := r.log.MethodNames()
 	jsonText, text := false, false
 	if t, ok := textWithoutProbe(v, methods); ok {
 		cs.setResult("text/plain", t)
@@ -103,7 +104,7 @@ func (e *Engine) showValue(ctx context.Context, it *interp.Interpreter, cs *cell
 			continue
 		}
 		cs.takeTrace()
-		err = e.runProgram(ctx, it, prog)
+		err = r.runProgram(ctx, it, prog)
 		if strings.HasPrefix(probe, "_gxrt.Text(") {
 			if err != nil && i > 0 {
 				cs.setResult("text/plain", "<value could not be formatted: "+err.Error()+">")
@@ -117,13 +118,20 @@ func (e *Engine) showValue(ctx context.Context, it *interp.Interpreter, cs *cell
 	}
 }
 
+// Evaluate evaluates one expression (user_expressions), formatted as a
+// cell's trailing expression is.
+func (r *Runner) Evaluate(ctx context.Context, c *session.Cell, expr string) (*session.Result, *frontend.Error) {
+	b, err := r.evalExpr(ctx, r.state(), expr)
+	if err != nil {
+		return nil, err
+	}
+	return &session.Result{Bundle: b}, nil
+}
+
 // evalExpr evaluates one expression (user_expressions) and returns its
 // MIME bundle, formatted as a cell's trailing expression is.
-func (e *Engine) evalExpr(ctx context.Context, cs *cellState, expr string) (frontend.MIMEBundle, *frontend.Error) {
-	if e.comp != nil {
-		return e.evalExprCompiled(ctx, expr)
-	}
-	it := e.interp()
+func (r *Runner) evalExpr(ctx context.Context, cs *cellState, expr string) (frontend.MIMEBundle, *frontend.Error) {
+	it := r.interp()
 	if strings.Contains(expr, "\n") {
 		return nil, &frontend.Error{Name: "SyntaxError", Value: "a user expression must be one line: " + expr}
 	}
@@ -145,18 +153,18 @@ func (e *Engine) evalExpr(ctx context.Context, cs *cellState, expr string) (fron
 			continue
 		}
 		cs.takeResult()
-		if err := e.runProgram(ctx, it, prog); err != nil {
-			if isCtxErr(err) {
-				return nil, errInterrupted()
+		if err := r.runProgram(ctx, it, prog); err != nil {
+			if session.IsCanceled(err) {
+				return nil, session.ErrInterrupted()
 			}
-			return nil, e.toError(err, expr, "")
+			return nil, r.toError(err, expr, "")
 		}
 		if v.mode == showSingle {
-			e.showValue(ctx, it, cs)
+			r.showValue(ctx, it, cs)
 		}
 		return cs.takeResult(), nil
 	}
-	return nil, e.toError(lastErr, expr, "CompileError")
+	return nil, r.toError(lastErr, expr, "CompileError")
 }
 
 // funcResults is how many results a function of type ft returns.
@@ -195,52 +203,11 @@ func (a *resultAgreement) count() int {
 	return a.n
 }
 
-// loggedFuncResults is how many results the logged function name returns,
-// or -1 when the log has no such function.
-func (e *Engine) loggedFuncResults(name string) int {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	for _, d := range e.decls {
-		if d.Kind == KindFunc && d.Name == name {
-			return d.results
-		}
-	}
-	return -1
-}
-
-// addLoggedMethodResults adds the result counts of every logged method
-// called method (of any type) to a; false once they disagree.
-func (e *Engine) addLoggedMethodResults(method string, a *resultAgreement) bool {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	for _, d := range e.decls {
-		if d.Kind == KindMethod && strings.HasSuffix(d.Name, "."+method) && !a.add(d.results) {
-			return false
-		}
-	}
-	return true
-}
-
-// loggedMethodNames is the set of method names cells declared (on any
-// type). Interpreted types keep their methods out of reflect, so this is
-// what tells whether a value may have a method compiled code cannot see.
-func (e *Engine) loggedMethodNames() map[string]bool {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	names := map[string]bool{}
-	for _, d := range e.decls {
-		if d.Kind == KindMethod {
-			names[d.Name[strings.LastIndex(d.Name, ".")+1:]] = true
-		}
-	}
-	return names
-}
-
 // resultCount returns how many results a call returns when it can tell
 // (functions of this or earlier cells, functions of compiled packages), or
 // -1. yaegi v0.16.1 accepts `v := f()` for an f with two results, so the
 // count must be known before choosing how to show the value.
-func resultCount(e *Engine, pc *parsedCell, x ast.Expr) int {
+func resultCount(r *Runner, pc *parsedCell, x ast.Expr) int {
 	call, ok := x.(*ast.CallExpr)
 	if !ok {
 		return -1
@@ -254,37 +221,35 @@ func resultCount(e *Engine, pc *parsedCell, x ast.Expr) int {
 				}
 			}
 		}
-		return e.loggedFuncResults(fn.Name)
+		return r.log.FuncResults(fn.Name)
 	case *ast.SelectorExpr:
 		id, ok := fn.X.(*ast.Ident)
 		if !ok {
 			// a.b.M(): probe the receiver chain when it is rooted at a
 			// global variable (no calls, so evaluating it is harmless).
 			if chain, root := selectorChain(fn.X); chain != "" && root != "" {
-				if n := e.methodResultCount(pc, chain, fn.Sel.Name, root); n >= 0 {
+				if n := r.methodResultCount(pc, chain, fn.Sel.Name, root); n >= 0 {
 					return n
 				}
 			}
-			return e.methodNameResultCount(fn.Sel.Name)
+			return r.methodNameResultCount(fn.Sel.Name)
 		}
 		if id.Name == "_gxrt" {
-			if v, ok := e.runtimeSymbols()[rtPath+"/gxrt"][fn.Sel.Name]; ok {
+			if v, ok := r.runtimeSymbols()[rtPath+"/gxrt"][fn.Sel.Name]; ok {
 				return v.Type().NumOut()
 			}
 			return -1
 		}
 		if id.Obj != nil { // a variable this cell declares
-			if n := e.methodResultCount(pc, id.Name, fn.Sel.Name, id.Name); n >= 0 {
+			if n := r.methodResultCount(pc, id.Name, fn.Sel.Name, id.Name); n >= 0 {
 				return n
 			}
-			return e.methodNameResultCount(fn.Sel.Name)
+			return r.methodNameResultCount(fn.Sel.Name)
 		}
-		e.mu.RLock()
-		p, imported := e.imports[id.Name]
-		v := e.symtab[p][fn.Sel.Name]
-		e.mu.RUnlock()
+		p, imported := r.log.Imported(id.Name)
+		v := r.opts.Packages.symbol(p, fn.Sel.Name)
 		if !imported { // a variable of an earlier cell
-			return e.methodResultCount(pc, id.Name, fn.Sel.Name, id.Name)
+			return r.methodResultCount(pc, id.Name, fn.Sel.Name, id.Name)
 		}
 		if v.IsValid() && v.Kind() == reflect.Func {
 			return v.Type().NumOut()
@@ -299,15 +264,15 @@ func resultCount(e *Engine, pc *parsedCell, x ast.Expr) int {
 // variable recv: the interpreter reports it for compiled types (through
 // reflect), and the declarations of this cell and the log for methods cells
 // declared (when every method of that name agrees). -1 when it cannot tell.
-func (e *Engine) methodResultCount(pc *parsedCell, recv, method, root string) int {
-	if n := e.localMethodResultCount(pc, recv, method); n >= 0 {
+func (r *Runner) methodResultCount(pc *parsedCell, recv, method, root string) int {
+	if n := r.localMethodResultCount(pc, recv, method); n >= 0 {
 		return n
 	}
 	// Probe only names that are global variables: a probe that fails to
 	// compile can leave yaegi v0.16.1's global frame inconsistent.
-	if cs, it := e.currentCell(), e.interp(); cs != nil && it != nil {
+	if cs, it := r.state(), r.interp(); cs != nil && it != nil {
 		if _, isGlobal := it.Globals()[root]; isGlobal {
-			if outs, ok := e.askInterpreter(it, cs, "outs_query/_.go", "_gxrt.Outs("+recv+", "+strconv.Quote(method)+")"); ok {
+			if outs, ok := r.askInterpreter(it, cs, "outs_query/_.go", "_gxrt.Outs("+recv+", "+strconv.Quote(method)+")"); ok {
 				if n, err := strconv.Atoi(outs); err == nil {
 					return n
 				}
@@ -322,14 +287,14 @@ func (e *Engine) methodResultCount(pc *parsedCell, recv, method, root string) in
 			}
 		}
 	}
-	e.addLoggedMethodResults(method, &a)
+	r.log.MethodResults(method, a.add)
 	return a.count()
 }
 
 // localMethodResultCount handles a receiver this very cell declares from a
 // compiled package's function (`h := display.HTML(...)`): the function's
 // result type, known through reflect, tells the method's results.
-func (e *Engine) localMethodResultCount(pc *parsedCell, recv, method string) int {
+func (r *Runner) localMethodResultCount(pc *parsedCell, recv, method string) int {
 	var typ reflect.Type
 	visit := func(n ast.Node) bool {
 		if typ != nil {
@@ -373,13 +338,11 @@ func (e *Engine) localMethodResultCount(pc *parsedCell, recv, method string) int
 			if !ok {
 				continue
 			}
-			e.mu.RLock()
-			path, ok := e.imports[pkg.Name]
+			path, ok := r.log.Imported(pkg.Name)
 			var fv reflect.Value
 			if ok {
-				fv = e.symtab[path][sel.Sel.Name]
+				fv = r.opts.Packages.symbol(path, sel.Sel.Name)
 			}
-			e.mu.RUnlock()
 			if fv.IsValid() && fv.Kind() == reflect.Func && out < fv.Type().NumOut() {
 				typ = fv.Type().Out(out)
 			}
@@ -423,9 +386,9 @@ func selectorChain(x ast.Expr) (chain, root string) {
 // and of the cells' types returns the same number of results, that is the
 // answer. (yaegi v0.16.1 compiles `v := x.M()` for a void M and fails when
 // it runs, so guessing "one result" is not safe.)
-func (e *Engine) methodNameResultCount(method string) int {
+func (r *Runner) methodNameResultCount(method string) int {
 	var a resultAgreement
-	if !e.addCompiledMethodResults(method, &a) || !e.addLoggedMethodResults(method, &a) {
+	if !r.addCompiledMethodResults(method, &a) || !r.log.MethodResults(method, a.add) {
 		return -1
 	}
 	return a.count()
@@ -434,11 +397,9 @@ func (e *Engine) methodNameResultCount(method string) int {
 // addCompiledMethodResults adds the result counts of the methods called
 // method of the exported types (and interfaces) of the imported compiled
 // packages to a; false once they disagree.
-func (e *Engine) addCompiledMethodResults(method string, a *resultAgreement) bool {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	for _, p := range e.imports {
-		for _, v := range e.symtab[p] {
+func (r *Runner) addCompiledMethodResults(method string, a *resultAgreement) bool {
+	for _, p := range r.log.Imports() {
+		for _, v := range r.opts.Packages.symbols(p) {
 			if !v.IsValid() || v.Kind() != reflect.Pointer || !v.IsNil() {
 				continue
 			}
@@ -459,7 +420,7 @@ func (e *Engine) addCompiledMethodResults(method string, a *resultAgreement) boo
 // quietCall reports a trailing call whose value nobody wants to see as the
 // cell's result: fmt.Println's byte count and error, the handle that
 // display.HTML returns (the display already shows the content).
-func (e *Engine) quietCall(pc *parsedCell, x ast.Expr) bool {
+func (r *Runner) quietCall(pc *parsedCell, x ast.Expr) bool {
 	call, ok := x.(*ast.CallExpr)
 	if !ok {
 		return false
@@ -472,7 +433,7 @@ func (e *Engine) quietCall(pc *parsedCell, x ast.Expr) bool {
 	if !ok || pkg.Obj != nil {
 		return false
 	}
-	switch e.importPath(pkg.Name, pc) {
+	switch r.importPath(pkg.Name, pc) {
 	case "fmt":
 		return strings.HasPrefix(sel.Sel.Name, "Print") || strings.HasPrefix(sel.Sel.Name, "Fprint")
 	case "github.com/goaccel/goaccel/display":
@@ -525,7 +486,7 @@ func probeFilter(v reflect.Value, declared map[string]bool) func(probe string) b
 // field names) is predeclared, declared by this cell, or a global, import or
 // declaration of an earlier cell: then `_gxv := x` cannot hide an
 // undefined name, which yaegi would accept silently.
-func (e *Engine) namesKnown(it *interp.Interpreter, x ast.Expr, cellNames map[string]bool) bool {
+func (r *Runner) namesKnown(it *interp.Interpreter, x ast.Expr, cellNames map[string]bool) bool {
 	sels := map[*ast.Ident]bool{}
 	ast.Inspect(x, func(n ast.Node) bool {
 		if se, ok := n.(*ast.SelectorExpr); ok {
@@ -541,12 +502,10 @@ func (e *Engine) namesKnown(it *interp.Interpreter, x ast.Expr, cellNames map[st
 			return known
 		}
 		switch {
-		case id.Name == "_", isUniverse(id.Name), cellNames[id.Name], e.hasName(id.Name):
+		case id.Name == "_", isUniverse(id.Name), cellNames[id.Name], r.log.HasName(id.Name):
 			return true
 		}
-		e.mu.RLock()
-		_, imp := e.imports[id.Name]
-		e.mu.RUnlock()
+		_, imp := r.log.Imported(id.Name)
 		if imp {
 			return true
 		}
