@@ -50,7 +50,7 @@ func (e *Engine) SetDebugEvents(publish func(json.RawMessage)) {
 type debugHost struct{ e *Engine }
 
 func (h debugHost) Attached(on bool) string {
-	compiled := h.e.comp != nil
+	compiled := h.e.compiled != nil
 	switch {
 	case on && !compiled:
 		return "goaccel: the debugger is attached: cells run on the interpreter (yaegi) and stop at breakpoints."
@@ -78,8 +78,8 @@ func (h debugHost) Globals(ctx context.Context) ([]dap.Var, error) {
 	}
 	defer e.execMu.Unlock()
 	var vars []session.Var
-	if e.comp != nil && !e.dbgState.live {
-		vars = e.compiledValues()
+	if e.compiled != nil && !e.dbgState.live {
+		vars = e.compiled.Values()
 	} else {
 		vars = e.interp.Values()
 	}
@@ -129,11 +129,11 @@ func (e *Engine) debugMode(ctx context.Context, c *session.Cell) bool {
 	case !attached:
 		st.refused = false
 		if st.live {
-			e.debugNote(e.interp.Restore(ctx, compiledSide{e}, st.since, st.last))
+			e.debugNote(e.interp.Restore(ctx, e.compiled, st.since, st.last))
 			st.live = false
 		}
 	case !st.live && !st.refused && e.dbg.HasBreakpoints():
-		note, ok := e.interp.Adopt(ctx, compiledSide{e})
+		note, ok := e.interp.Adopt(ctx, e.compiled)
 		e.debugNote(note)
 		st.live, st.refused = ok, !ok
 		if ok {

@@ -1,6 +1,7 @@
 package notebook
 
 import (
+	"errors"
 	"reflect"
 	"runtime"
 	"strings"
@@ -8,8 +9,7 @@ import (
 
 	"github.com/goaccel/goaccel/comm"
 	"github.com/goaccel/goaccel/frontend"
-	"github.com/goaccel/goaccel/notebook/build"
-	"github.com/goaccel/goaccel/notebook/compiled"
+	"github.com/goaccel/goaccel/notebook/compiledrunner"
 	"github.com/goaccel/goaccel/notebook/dap"
 	"github.com/goaccel/goaccel/notebook/fdcapture"
 	"github.com/goaccel/goaccel/notebook/internal/session"
@@ -75,7 +75,6 @@ type Engine struct {
 	cells session.Current
 
 	packages *yaegirunner.Packages
-	interp   *yaegirunner.Runner
 
 	// launch state (see launch.go)
 	launchMu   sync.Mutex
@@ -89,18 +88,13 @@ type Engine struct {
 	// launches (see launch_compiled.go).
 	resultTypes []launchTypes
 
-	// compiled cells (see compiledcell.go); comp is nil when they are
-	// unavailable, compErr says why.
-	builder *build.Builder
-	comp    *compiled.Session
-	compErr error
+	// the runners: compiled is nil when cells cannot be compiled here
+	// (compErr says why); interp is always there (the debugger needs it).
+	compiled *compiledrunner.Runner
+	compErr  error
+	interp   *yaegirunner.Runner
 	// interpNoted: the user was told that cells are interpreted.
 	interpNoted bool
-	// workDone is set once a go.work beside the notebook was looked for
-	// (before the first compiled cell; Execute calls are serialized).
-	workDone bool
-	// evaluated counts the cells that ran without a build.
-	evaluated int
 
 	// the debugger (debugging.go)
 	dbg      *dap.Adapter
@@ -136,13 +130,37 @@ func New(opts Options) (*Engine, error) {
 	return e, nil
 }
 
+// startCompiled prepares compiled cells, or records why they are
+// unavailable (cells are then interpreted).
+func (e *Engine) startCompiled() {
+	if e.opts.Interpret {
+		e.compErr = errors.New("interpretation was asked for")
+		return
+	}
+	r, err := compiledrunner.New(compiledrunner.Options{
+		BuildCache: e.opts.BuildCache, AlwaysBuild: e.opts.AlwaysBuild,
+		Symbols: e.packages.Linked(), AutoImport: e.packages.AutoImport,
+		Log: e.log, Output: &e.out, Cells: &e.cells,
+		GoPanics:   func(c *session.Cell) *frontend.Error { return e.interp.GoPanicError(c) },
+		LaunchName: func(name string, fn any) { e.launchName(name, fn) },
+		Flush:      e.flushOutput,
+	})
+	if err != nil {
+		e.compErr = err
+		return
+	}
+	e.compiled = r
+}
+
 // reset forgets every declaration and value (%reset).
 func (e *Engine) reset() error {
 	if err := e.interp.Reset(); err != nil {
 		return err
 	}
-	if e.comp != nil {
-		e.comp.Reset()
+	if e.compiled != nil {
+		if err := e.compiled.Reset(); err != nil {
+			return err
+		}
 	}
 	e.log.Reset()
 	return nil
@@ -177,9 +195,9 @@ func (e *Engine) Close() error {
 		e.opts.Capture.SetOutput(nil)
 	}
 	err := e.dbg.Close()
-	if e.builder != nil {
-		if berr := e.builder.Close(); berr != nil {
-			return berr
+	if e.compiled != nil {
+		if cerr := e.compiled.Close(); cerr != nil {
+			return cerr
 		}
 	}
 	return err

@@ -111,24 +111,30 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 // interpreter, the interpreter otherwise. It returns the trailing
 // expression's MIME bundle (nil when there is none).
 func (e *Engine) runCell(ctx context.Context, c *session.Cell, code string) (frontend.MIMEBundle, *frontend.Error) {
-	if e.comp != nil && !e.debugMode(ctx, c) {
-		return e.runCompiled(ctx, c, code)
-	}
-	e.noteInterpreted()
-	res, err := e.interp.Run(ctx, c, code)
+	res, err := e.runner(ctx, c).Run(ctx, c, code)
 	if err != nil {
 		return nil, err
 	}
 	return formatResult(res), nil
 }
 
+// runner picks the runner for cell c.
+func (e *Engine) runner(ctx context.Context, c *session.Cell) session.Runner {
+	if e.compiled != nil && !e.debugMode(ctx, c) {
+		return e.compiled
+	}
+	e.noteInterpreted()
+	return e.interp
+}
+
 // evalExpr evaluates a user expression: against the compiled session when
 // there is one (also while the debugger has cells interpreted).
 func (e *Engine) evalExpr(ctx context.Context, c *session.Cell, expr string) (frontend.MIMEBundle, *frontend.Error) {
-	if e.comp != nil {
-		return e.evalExprCompiled(ctx, expr)
+	var r session.Runner = e.interp
+	if e.compiled != nil {
+		r = e.compiled
 	}
-	res, err := e.interp.Evaluate(ctx, c, expr)
+	res, err := r.Evaluate(ctx, c, expr)
 	if err != nil {
 		return nil, err
 	}

@@ -77,7 +77,7 @@ func funcPointer(fn any) uintptr {
 
 // Prepare implements launcher.Session.
 func (e *Engine) Prepare(fn any, args []any) ([]byte, error) {
-	if e.comp != nil {
+	if e.compiled != nil {
 		return e.prepareCompiled(fn, args)
 	}
 	e.launchMu.Lock()
@@ -230,7 +230,7 @@ func (e *Engine) Run(ctx context.Context, payload []byte) ([]byte, error) {
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return nil, fmt.Errorf("reading the launch payload: %w", err)
 	}
-	if e.comp != nil {
+	if e.compiled != nil {
 		return e.runCompiledWorker(ctx, p)
 	}
 	io := &workerIO{forward: display.Current()}

@@ -467,7 +467,7 @@ func (e *Engine) prepareCompiled(fn any, args []any) ([]byte, error) {
 		return nil, err
 	}
 	e.noteLaunch(name)
-	w := newReplayWorld(e.comp.Checker(), e.comp.Pending())
+	w := newReplayWorld(e.compiled.Session().Checker(), e.compiled.Session().Pending())
 	items := w.closure(name)
 	sig, err := launchedSignature(name, items[name])
 	if err != nil {
@@ -703,9 +703,9 @@ func (e *Engine) carryVars(fn string, items map[string]*replayItem, names *repla
 			return nil, fmt.Errorf("global variable %s, which %s uses, cannot be carried to the workers: %s", n, fn, why)
 		}
 		texpr := names.typeString(t)
-		v, ok := e.comp.PendingValue(n)
+		v, ok := e.compiled.Session().PendingValue(n)
 		if !ok {
-			v, ok = e.comp.Value(n)
+			v, ok = e.compiled.Session().Value(n)
 		}
 		if !ok {
 			return nil, fmt.Errorf("global variable %s, which %s uses, cannot be carried to the workers: it has no value yet", n, fn)
@@ -887,9 +887,9 @@ func carries(p launchPayload) bool {
 // build is left to the workers to report, in their words.
 func (e *Engine) prebuildWorker(p *launchPayload) {
 	ctx := launcher.CellContext()
-	opts := compiled.Options{Builder: e.builder, AutoImport: e.packages.AutoImport}
+	opts := compiled.Options{Builder: e.compiled.Builder(), AutoImport: e.packages.AutoImport}
 	_ = compiled.Prebuild(ctx, opts, planWorker(*p).cells)
-	st := e.builder.State()
+	st := e.compiled.Builder().State()
 	p.Build = &st
 }
 
@@ -898,7 +898,7 @@ func (e *Engine) prebuildWorker(p *launchPayload) {
 // first one declares before the call.
 func (e *Engine) runCompiledWorker(ctx context.Context, p launchPayload) ([]byte, error) {
 	if p.Build != nil {
-		if err := e.builder.AdoptState(ctx, *p.Build); err != nil {
+		if err := e.compiled.Builder().AdoptState(ctx, *p.Build); err != nil {
 			return nil, fmt.Errorf("taking the notebook's modules: %w", err)
 		}
 	}
@@ -965,7 +965,7 @@ func callStatement(p launchPayload, argName, resName string) string {
 // variables the declaration cell made for them.
 func (e *Engine) setCarried(p launchPayload, argName string) error {
 	set := func(name string, b json.RawMessage) error {
-		v, ok := e.comp.Value(name)
+		v, ok := e.compiled.Session().Value(name)
 		if !ok {
 			return fmt.Errorf("goaccel: restoring %s in the worker: the replayed cell did not declare it", name)
 		}
@@ -996,7 +996,7 @@ func (e *Engine) workerResults(p launchPayload, resName string) ([]byte, error) 
 	var resErr error
 	for i := range out {
 		out[i] = json.RawMessage("null")
-		v, ok := e.comp.Value(resName + strconv.Itoa(i))
+		v, ok := e.compiled.Session().Value(resName + strconv.Itoa(i))
 		if !ok {
 			continue // the function stopped the cell (os.Exit(0))
 		}

@@ -109,7 +109,7 @@ func TestCompiledLaunch(t *testing.T) {
 		t.Skip("starts worker processes that build cells")
 	}
 	e := launchEngine(t)
-	if e.comp == nil {
+	if e.compiled == nil {
 		t.Skip("compiled cells unavailable:", e.compErr)
 	}
 	mustRun(t, e, `import (
@@ -165,7 +165,7 @@ func TestCompiledLaunchFailures(t *testing.T) {
 		t.Skip("starts worker processes that build cells")
 	}
 	e := launchEngine(t)
-	if e.comp == nil {
+	if e.compiled == nil {
 		t.Skip("compiled cells unavailable:", e.compErr)
 	}
 	mustRun(t, e, `import (
@@ -235,7 +235,7 @@ fmt.Println(err)`)
 // the variables as `var x T` — and nothing else.
 func TestReplayClosure(t *testing.T) {
 	e := newEngine(t)
-	if e.comp == nil {
+	if e.compiled == nil {
 		t.Skip("compiled cells unavailable:", e.compErr)
 	}
 	mustRun(t, e, `import (
@@ -271,7 +271,7 @@ func train(d tm.Duration) float64 {
 	_ = late
 	return helper(model) + float64(B)
 }`)
-	w := newReplayWorld(e.comp.Checker(), nil)
+	w := newReplayWorld(e.compiled.Session().Checker(), nil)
 	items := w.closure("train")
 	var keys []string
 	for k := range items {
@@ -302,7 +302,7 @@ func train(d tm.Duration) float64 {
 	// The worker's cells compile.
 	p := launchPayload{Func: "train", Imports: imports, Decls: replayDecls(items, names), Vars: vars,
 		Params: []string{"tm.Duration"}, Results: []string{"float64"}}
-	opts := compiled.Options{Builder: e.builder, AutoImport: e.packages.AutoImport}
+	opts := compiled.Options{Builder: e.compiled.Builder(), AutoImport: e.packages.AutoImport}
 	if err := compiled.Prebuild(context.Background(), opts, planWorker(p).cells); err != nil {
 		t.Errorf("the worker's cells do not build: %v\n%s", err, strings.Join(planWorker(p).cells, "\n---\n"))
 	}
@@ -357,7 +357,7 @@ func TestLaunchCarriesSideEffectImports(t *testing.T) {
 		t.Skip("starts worker processes that build cells")
 	}
 	e := launchEngine(t)
-	if e.comp == nil {
+	if e.compiled == nil {
 		t.Skip("compiled cells unavailable:", e.compErr)
 	}
 	mod := modtest.CopyDir(t, filepath.Join("testdata", "registrymod"))

@@ -15,7 +15,6 @@ import (
 
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/notebook/cells"
-	"github.com/goaccel/goaccel/notebook/compiled"
 	"github.com/goaccel/goaccel/notebook/internal/session"
 )
 
@@ -161,18 +160,10 @@ func (e *Engine) runMagic(ctx context.Context, m cells.Magic) (magicResult, *fro
 
 // goroutines is the text of %goroutines.
 func (e *Engine) goroutines() string {
-	if e.comp == nil {
+	if e.compiled == nil {
 		return "goaccel: cells are interpreted here (" + e.compErr.Error() + "); their goroutines are not tracked\n"
 	}
-	gs := compiled.Goroutines()
-	if len(gs) == 0 {
-		return "no goroutine started by a cell is running\n"
-	}
-	var b strings.Builder
-	for _, g := range gs {
-		b.WriteString(goroutineHeader(g) + "\n")
-	}
-	return b.String()
+	return e.compiled.Goroutines()
 }
 
 func magicError(format string, a ...any) *frontend.Error {
