@@ -13,6 +13,7 @@ import (
 	"github.com/goaccel/goaccel/notebook/dap"
 	"github.com/goaccel/goaccel/notebook/fdcapture"
 	"github.com/goaccel/goaccel/notebook/internal/session"
+	"github.com/goaccel/goaccel/notebook/launch"
 	"github.com/goaccel/goaccel/notebook/yaegirunner"
 )
 
@@ -76,17 +77,8 @@ type Engine struct {
 
 	packages *yaegirunner.Packages
 
-	// launch state (see launch.go)
-	launchMu   sync.Mutex
-	launchFunc string // name of the function being launched
-	// launchFuncPtr identifies the function value launchFunc named.
-	launchFuncPtr uintptr
-	carried       map[string][]byte // worker: values to restore
-	results       [][]byte          // worker: encoded results
-	resultErr     string            // worker: the function's returned error
-	// resultTypes are the result types of recently prepared compiled
-	// launches (see launch_compiled.go).
-	resultTypes []launchTypes
+	// launches carries launched functions to the workers (launch.go)
+	launches *launch.Session
 
 	// the runners: compiled is nil when cells cannot be compiled here
 	// (compErr says why); interp is always there (the debugger needs it).
@@ -114,6 +106,11 @@ func New(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.interp = interp
+	lo := launch.Options{Log: e.log, Interpreted: interp, Execute: e.Execute, Note: e.noteLaunch}
+	if e.compiled != nil {
+		lo.Compiled = e.compiled
+	}
+	e.launches = launch.New(lo)
 	e.dbg = dap.New(dap.Options{Host: debugHost{e}, TypeName: interp.TypeName})
 	e.interp.Attach(e.dbg)
 	// Cells see a program started without arguments, as go run starts it,
@@ -142,7 +139,7 @@ func (e *Engine) startCompiled() {
 		Symbols: e.packages.Linked(), AutoImport: e.packages.AutoImport,
 		Log: e.log, Output: &e.out, Cells: &e.cells,
 		GoPanics:   func(c *session.Cell) *frontend.Error { return e.interp.GoPanicError(c) },
-		LaunchName: func(name string, fn any) { e.launchName(name, fn) },
+		LaunchName: func(name string, fn any) { e.launches.Name(name, fn) },
 		Flush:      e.flushOutput,
 	})
 	if err != nil {
