@@ -6,6 +6,11 @@ package notebook
 // decides when a compiled session moves to the interpreter and back (the
 // interpreter runner carries it: package yaegirunner), and tells the user
 // what debugging changes (stderr of the cell and an output event).
+//
+// The engine calls into the adapter only while a debug session is active
+// (a client attached: debugHost.Attached): cells' code, and the
+// interpreter's programs, are handed to it when the session begins, and
+// from then on as cells run.
 
 import (
 	"context"
@@ -50,6 +55,7 @@ func (e *Engine) SetDebugEvents(publish func(json.RawMessage)) {
 type debugHost struct{ e *Engine }
 
 func (h debugHost) Attached(on bool) string {
+	h.e.setDebugging(on)
 	compiled := h.e.compiled != nil
 	switch {
 	case on && !compiled:
@@ -105,7 +111,7 @@ func (h debugHost) Rich(v reflect.Value) (b map[string]any) {
 // noteLaunch says that breakpoints in a launched function are not hit: the
 // workers are other processes.
 func (e *Engine) noteLaunch(name string) {
-	if !e.dbg.Attached() {
+	if !e.debugging.Load() {
 		return
 	}
 	for _, d := range e.Declarations() {
@@ -123,10 +129,9 @@ func (e *Engine) noteLaunch(name string) {
 // client is attached and a breakpoint is set, and back when the client
 // detached.
 func (e *Engine) debugMode(ctx context.Context, c *session.Cell) bool {
-	attached := e.dbg.Attached()
 	st := &e.dbgState
 	switch {
-	case !attached:
+	case !e.debugging.Load():
 		st.refused = false
 		if st.live {
 			e.debugNote(e.interp.Restore(ctx, e.compiled, st.since, st.last))
@@ -147,8 +152,62 @@ func (e *Engine) debugMode(ctx context.Context, c *session.Cell) bool {
 }
 
 // debugNote tells the user something about debugging: on the cell's stderr
-// and in the debugger's console.
+// and, while a client is attached, in the debugger's console.
 func (e *Engine) debugNote(msg string) {
 	e.out.Stderr(msg + "\n")
-	e.dbg.Output("important", msg+"\n")
+	if e.debugging.Load() {
+		e.dbg.Output("important", msg+"\n")
+	}
+}
+
+// setDebugging records that a debug session began (on) or ended. As one
+// begins, the adapter learns the code of every cell that ran before (the
+// positions of their declarations name those cells).
+func (e *Engine) setDebugging(on bool) {
+	// The flag goes up before the codes are read: a cell that starts
+	// meanwhile either finds it up and hands its code itself, or is
+	// among the codes (recordCode).
+	e.debugging.Store(on)
+	if !on {
+		return
+	}
+	e.codeMu.Lock()
+	codes := make(map[int]string, len(e.codes))
+	for n, code := range e.codes {
+		codes[n] = code
+	}
+	e.codeMu.Unlock()
+	for n, code := range codes {
+		e.dbg.SetCellCode(n, code)
+	}
+}
+
+// recordCode keeps the code of cell n (as the frontend sent it, magics
+// included), and hands it to the adapter while a debug session is active.
+func (e *Engine) recordCode(n int, code string) {
+	if n <= 0 {
+		return
+	}
+	e.codeMu.Lock()
+	e.codes[n] = code
+	e.codeMu.Unlock()
+	if e.debugging.Load() {
+		e.dbg.SetCellCode(n, code)
+	}
+}
+
+// syncDebugger attaches the adapter to the interpreter runner while a
+// debug session is active, and detaches it when the session ended; it is
+// called as each cell starts.
+func (e *Engine) syncDebugger() {
+	on := e.debugging.Load()
+	if on == e.interpDebugged {
+		return
+	}
+	if on {
+		e.interp.Attach(e.dbg)
+	} else {
+		e.interp.Detach()
+	}
+	e.interpDebugged = on
 }

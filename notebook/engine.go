@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/goaccel/goaccel/comm"
 	"github.com/goaccel/goaccel/frontend"
@@ -89,13 +90,19 @@ type Engine struct {
 	interpNoted bool
 
 	// the debugger (debugging.go)
-	dbg      *dap.Adapter
-	dbgState debugState // guarded by execMu
+	dbg       *dap.Adapter
+	debugging atomic.Bool // a debug session is active (a client attached)
+	dbgState  debugState  // guarded by execMu
+	// interpDebugged: the interpreter runner has the adapter (guarded by
+	// execMu; see syncDebugger).
+	interpDebugged bool
+	codeMu         sync.Mutex
+	codes          map[int]string // each cell's code, by execution count
 }
 
 // New starts an engine with a fresh session.
 func New(opts Options) (*Engine, error) {
-	e := &Engine{opts: opts, log: session.NewLog()}
+	e := &Engine{opts: opts, log: session.NewLog(), codes: map[int]string{}}
 	e.packages = yaegirunner.NewPackages(opts.Symbols)
 	e.startCompiled()
 	interp, err := yaegirunner.New(yaegirunner.Options{
@@ -112,7 +119,6 @@ func New(opts Options) (*Engine, error) {
 	}
 	e.launches = launch.New(lo)
 	e.dbg = dap.New(dap.Options{Host: debugHost{e}, TypeName: interp.TypeName})
-	e.interp.Attach(e.dbg)
 	// Cells see a program started without arguments, as go run starts it,
 	// not the kernel's command line (%args gives them some).
 	setArgs(nil)

@@ -57,9 +57,8 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 		restoreDisplay()
 	}()
 
-	if req.ExecutionCount > 0 {
-		e.dbg.SetCellCode(req.ExecutionCount, req.Code)
-	}
+	e.recordCode(req.ExecutionCount, req.Code)
+	e.syncDebugger()
 	magics, code := splitMagics(req.Code)
 	timed := false
 	for _, m := range magics {
