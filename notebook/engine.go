@@ -78,7 +78,7 @@ type Engine struct {
 
 	packages *yaegirunner.Packages
 
-	// launches carries launched functions to the workers (launch.go)
+	// launches carries launched functions to the workers (launches.go)
 	launches *launch.Session
 
 	// the runners: compiled is nil when cells cannot be compiled here
@@ -89,7 +89,7 @@ type Engine struct {
 	// interpNoted: the user was told that cells are interpreted.
 	interpNoted bool
 
-	// the debugger (debugging.go)
+	// the debugger (debug.go)
 	dbg       *dap.Adapter
 	debugging atomic.Bool // a debug session is active (a client attached)
 	dbgState  debugState  // guarded by execMu

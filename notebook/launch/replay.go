@@ -395,36 +395,6 @@ func (n *replayNames) qualify(p *types.Package) string {
 
 func (n *replayNames) typeString(t types.Type) string { return types.TypeString(t, n.qualify) }
 
-// launchedSignature is the signature of the function a launch names.
-func launchedSignature(name string, root *replayItem) (*types.Signature, error) {
-	var fn *types.Func
-	if root != nil {
-		fn, _ = root.obj.(*types.Func)
-	}
-	if fn == nil || fn.Type().(*types.Signature).Recv() != nil || name == "main" {
-		return nil, fmt.Errorf("%s is not a function declared in a cell; launched functions must be declared with func %s(...) so the workers can rebuild them", name, name)
-	}
-	sig := fn.Type().(*types.Signature)
-	if sig.TypeParams().Len() > 0 {
-		return nil, fmt.Errorf("%s is generic; launch a non-generic function", name)
-	}
-	return sig, nil
-}
-
-// typeStrings writes the types of a parameter or result list for the
-// workers.
-func typeStrings(fn, what string, list *types.Tuple, names *replayNames) ([]string, error) {
-	var out []string
-	for i := 0; i < list.Len(); i++ {
-		t := list.At(i).Type()
-		if why := unnameable(t); why != "" {
-			return nil, fmt.Errorf("%s cannot be launched: its %s %d cannot be declared in the workers: %s", fn, what, i+1, why)
-		}
-		out = append(out, names.typeString(t))
-	}
-	return out, nil
-}
-
 // replayDecls returns the sources of the declarations among items, in the
 // order the notebook wrote them. A grouped declaration travels whole when
 // all it declares is needed and still in force; otherwise only its needed
