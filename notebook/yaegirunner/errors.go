@@ -6,7 +6,6 @@ import (
 	"go/scanner"
 	"go/token"
 	"regexp"
-	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -195,5 +194,3 @@ func (r *Runner) panicError(p interp.Panic, src string) *frontend.Error {
 	}
 	return &frontend.Error{Name: name, Value: value, Traceback: tb}
 }
-
-func debugStack() []byte { return debug.Stack() }
