@@ -36,18 +36,7 @@ func (s scope) Declarations() []complete.Decl {
 
 func (s scope) Imports() map[string]string { return s.e.Imports() }
 
-func (s scope) Symbols() map[string]map[string]reflect.Value {
-	out := map[string]map[string]reflect.Value{}
-	for k, v := range cellPackages() {
-		out[k] = v
-	}
-	for _, t := range s.e.opts.Symbols {
-		for k, v := range t {
-			out[k] = v
-		}
-	}
-	return out
-}
+func (s scope) Symbols() map[string]map[string]reflect.Value { return s.e.packages.CellFacing() }
 
 // docOf extracts the leading // comment lines of a declaration's source.
 func docOf(src string) string {

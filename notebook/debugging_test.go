@@ -145,7 +145,7 @@ func reply(t *testing.T, done <-chan frontend.ExecuteReply) frontend.ExecuteRepl
 // the interpreted cells did back to compiled cells.
 func TestDebuggingACompiledSession(t *testing.T) {
 	e := newEngine(t)
-	if e.comp == nil {
+	if e.compiled == nil {
 		t.Fatalf("compiled cells are unavailable here: %v", e.compErr)
 	}
 	c := newDAP(t, e)
@@ -196,7 +196,7 @@ func TestDebuggingACompiledSession(t *testing.T) {
 		t.Errorf("note on detaching: %q", s)
 	}
 	_ = r
-	if e.comp.Checker().Lookup("q") == nil {
+	if e.compiled.Session().Checker().Lookup("q") == nil {
 		t.Error("q is not a compiled session variable")
 	}
 }

@@ -16,7 +16,7 @@ import (
 // ones: each sees what the other bound and assigned.
 func TestEvaluatedCells(t *testing.T) {
 	e := newEngine(t)
-	if e.comp == nil {
+	if e.compiled == nil {
 		t.Fatalf("no compiled cells: %v", e.compErr)
 	}
 	steps := []struct {
@@ -47,7 +47,7 @@ func TestEvaluatedCells(t *testing.T) {
 		{"x + \"!\"", `"now a string!"`, true},
 	}
 	for _, s := range steps {
-		before := e.evaluated
+		before := e.compiled.Evaluated()
 		r, io := mustRun(t, e, s.code)
 		if got := resultText(r); got != s.want {
 			t.Errorf("%q = %q, want %q (stderr %q)", s.code, got, s.want, io.text("stderr"))
@@ -55,8 +55,8 @@ func TestEvaluatedCells(t *testing.T) {
 		if strings.Contains(s.code, "now a string") && !strings.Contains(io.text("stderr"), "warning: func getx (cell[") {
 			t.Errorf("%q: no warning about getx: %q", s.code, io.text("stderr"))
 		}
-		if evaluated := e.evaluated > before; evaluated != s.evaluated {
-			t.Errorf("%q: evaluated %v, want %v (%s)", s.code, evaluated, s.evaluated, e.comp.NotEvaluated())
+		if evaluated := e.compiled.Evaluated() > before; evaluated != s.evaluated {
+			t.Errorf("%q: evaluated %v, want %v (%s)", s.code, evaluated, s.evaluated, e.compiled.NotEvaluated())
 		}
 	}
 	// %who and the declaration log list what evaluated cells defined.
@@ -90,7 +90,7 @@ var cellName = regexp.MustCompile(`cell\[(\d+)\]`)
 // numbered apart).
 func runCells(t *testing.T, opts Options, first int, cells []string) []outcome {
 	e := newEngineWith(t, opts)
-	if e.comp == nil {
+	if e.compiled == nil {
 		t.Fatalf("no compiled cells: %v", e.compErr)
 	}
 	renumber := func(s string) string {
@@ -193,7 +193,7 @@ func TestEvaluatedLikeCompiled(t *testing.T) {
 // handled as in a compiled cell.
 func TestEvaluatedCallsCompiledCode(t *testing.T) {
 	e := newEngine(t)
-	if e.comp == nil {
+	if e.compiled == nil {
 		t.Fatalf("no compiled cells: %v", e.compErr)
 	}
 	mustRun(t, e, "import (\"os\"; \"time\")\nkept := 1\nfunc spin() { for {} }\nfunc quit() { os.Exit(3) }\nfunc gp() { go func() { panic(\"in goroutine\") }(); time.Sleep(time.Hour) }")
@@ -207,13 +207,13 @@ func TestEvaluatedCallsCompiledCode(t *testing.T) {
 		if c.name == "Interrupted" {
 			time.AfterFunc(200*time.Millisecond, cancel)
 		}
-		before := e.evaluated
+		before := e.compiled.Evaluated()
 		start := time.Now()
 		r := e.Execute(ctx, frontend.ExecuteRequest{Code: c.code, ExecutionCount: 50}, &fakeIO{})
 		took := time.Since(start)
 		cancel()
-		if e.evaluated == before {
-			t.Errorf("%q was not evaluated: %s", c.code, e.comp.NotEvaluated())
+		if e.compiled.Evaluated() == before {
+			t.Errorf("%q was not evaluated: %s", c.code, e.compiled.NotEvaluated())
 		}
 		if r.Err == nil || r.Err.Name != c.name || !strings.Contains(r.Err.Value, c.value) {
 			t.Errorf("%q: err %+v, want %s %q", c.code, r.Err, c.name, c.value)

@@ -95,7 +95,7 @@ func startSignal() (*fakeIO, chan struct{}) {
 
 func TestInterruptedCellLeavesNoOutputBehind(t *testing.T) {
 	e := newEngine(t)
-	if e.comp == nil {
+	if e.compiled == nil {
 		t.Skip("compiled cells unavailable: ", e.compErr)
 	}
 	mustRun(t, e, "import (\n\t\"fmt\"\n\t\"time\"\n)")
@@ -136,7 +136,7 @@ fmt.Println("after")`, 100*time.Millisecond, io, started)
 
 func TestGoroutinesMagic(t *testing.T) {
 	e := newEngine(t)
-	if e.comp == nil {
+	if e.compiled == nil {
 		t.Skip("compiled cells unavailable: ", e.compErr)
 	}
 	mustRun(t, e, "import \"sync\"\nvar mu sync.Mutex\nquit := make(chan int)\nfunc waiter() {\n\t<-quit\n}")
@@ -167,7 +167,7 @@ func TestGoroutinesMagic(t *testing.T) {
 
 func TestStuckCellIsNamed(t *testing.T) {
 	e := newEngine(t)
-	if e.comp == nil {
+	if e.compiled == nil {
 		t.Skip("compiled cells unavailable: ", e.compErr)
 	}
 	mustRun(t, e, "import (\n\t\"fmt\"\n\t\"syscall\"\n)\nvar p [2]int\nsyscall.Pipe(p[:])\nkept := 3")
@@ -202,7 +202,7 @@ func TestStuckCellIsNamed(t *testing.T) {
 
 func TestInterruptWhileWaitingForInput(t *testing.T) {
 	e := newEngine(t)
-	if e.comp == nil {
+	if e.compiled == nil {
 		t.Skip("compiled cells unavailable: ", e.compErr)
 	}
 	mustRun(t, e, "import \"fmt\"\nvar s string")

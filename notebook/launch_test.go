@@ -7,7 +7,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,7 +15,6 @@ import (
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/internal/modtest"
 	"github.com/goaccel/goaccel/launcher"
-	"github.com/goaccel/goaccel/notebook/compiled"
 	"github.com/goaccel/goaccel/notebook/fdcapture"
 	"github.com/goaccel/goaccel/symbols"
 )
@@ -109,7 +107,7 @@ func TestCompiledLaunch(t *testing.T) {
 		t.Skip("starts worker processes that build cells")
 	}
 	e := launchEngine(t)
-	if e.comp == nil {
+	if e.compiled == nil {
 		t.Skip("compiled cells unavailable:", e.compErr)
 	}
 	mustRun(t, e, `import (
@@ -165,7 +163,7 @@ func TestCompiledLaunchFailures(t *testing.T) {
 		t.Skip("starts worker processes that build cells")
 	}
 	e := launchEngine(t)
-	if e.comp == nil {
+	if e.compiled == nil {
 		t.Skip("compiled cells unavailable:", e.compErr)
 	}
 	mustRun(t, e, `import (
@@ -230,84 +228,6 @@ fmt.Println(err)`)
 	wantIn(t, "unnamed function", io.text("stdout"), "must be a function declared in a cell")
 }
 
-// TestReplayClosure: a launch carries what the function reaches — the
-// declarations it uses, transitively, every method of the types among them,
-// the variables as `var x T` — and nothing else.
-func TestReplayClosure(t *testing.T) {
-	e := newEngine(t)
-	if e.comp == nil {
-		t.Skip("compiled cells unavailable:", e.compErr)
-	}
-	mustRun(t, e, `import (
-	"fmt"
-	tm "time"
-)
-
-type Unit int
-
-const (
-	A Unit = iota
-	B
-	C
-)
-
-type Model struct{ W []float64 }
-
-func (m *Model) String() string { return fmt.Sprint(len(m.W)) }
-
-type Unrelated struct{ ch chan int }
-
-func helper(m *Model) float64 { return float64(len(m.W)) * scale }
-
-var scale = 2.0
-model := &Model{W: []float64{1}}
-other := Unrelated{}
-timeout := 3 * tm.Second
-_ = other`)
-	mustRun(t, e, `const late = 'x'
-
-func train(d tm.Duration) float64 {
-	_ = timeout
-	_ = late
-	return helper(model) + float64(B)
-}`)
-	w := newReplayWorld(e.comp.Checker(), nil)
-	items := w.closure("train")
-	var keys []string
-	for k := range items {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	if got, want := strings.Join(keys, " "), "B Model Model.String Unit helper late model scale timeout train"; got != want {
-		t.Errorf("closure of train:\n got %s\nwant %s", got, want)
-	}
-	names := newReplayNames(w, items)
-	decls := strings.Join(replayDecls(items, names), "\n")
-	wantIn(t, "declarations", decls, "const B Unit = 1", "const late = 'x'", "func (m *Model) String()", "//line cell[")
-	vars, err := e.carryVars("train", items, names)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var vs []string
-	for _, v := range vars {
-		vs = append(vs, v.Name+" "+v.Type+" "+string(v.Value))
-	}
-	if got, want := strings.Join(vs, "; "), `model *Model {"W":[1]}; scale float64 2; timeout tm.Duration 3000000000`; got != want {
-		t.Errorf("carried variables:\n got %s\nwant %s", got, want)
-	}
-	imports := replayImports(w, names, replayDecls(items, names))
-	if got, want := strings.Join(imports, "; "), `import fmt "fmt"; import tm "time"`; got != want {
-		t.Errorf("imports:\n got %s\nwant %s", got, want)
-	}
-	// The worker's cells compile.
-	p := launchPayload{Func: "train", Imports: imports, Decls: replayDecls(items, names), Vars: vars,
-		Params: []string{"tm.Duration"}, Results: []string{"float64"}}
-	opts := compiled.Options{Builder: e.builder, AutoImport: e.autoImportPath}
-	if err := compiled.Prebuild(context.Background(), opts, planWorker(p).cells); err != nil {
-		t.Errorf("the worker's cells do not build: %v\n%s", err, strings.Join(planWorker(p).cells, "\n---\n"))
-	}
-}
-
 // TestInterpretedLaunch: with Options.Interpret, launches still go through
 // the interpreter's declarations and values, in interpreting workers.
 func TestInterpretedLaunch(t *testing.T) {
@@ -357,7 +277,7 @@ func TestLaunchCarriesSideEffectImports(t *testing.T) {
 		t.Skip("starts worker processes that build cells")
 	}
 	e := launchEngine(t)
-	if e.comp == nil {
+	if e.compiled == nil {
 		t.Skip("compiled cells unavailable:", e.compErr)
 	}
 	mod := modtest.CopyDir(t, filepath.Join("testdata", "registrymod"))

@@ -15,7 +15,7 @@ import (
 
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/notebook/cells"
-	"github.com/goaccel/goaccel/notebook/compiled"
+	"github.com/goaccel/goaccel/notebook/internal/session"
 )
 
 // Help is the text of %help.
@@ -59,7 +59,7 @@ func splitMagics(src string) ([]cells.Magic, string) {
 }
 
 // runMagic runs one magic line.
-func (e *Engine) runMagic(ctx context.Context, cs *cellState, m cells.Magic) (magicResult, *frontend.Error) {
+func (e *Engine) runMagic(ctx context.Context, m cells.Magic) (magicResult, *frontend.Error) {
 	var res magicResult
 	text := m.Text
 	if strings.HasPrefix(text, "!") {
@@ -67,7 +67,7 @@ func (e *Engine) runMagic(ctx context.Context, cs *cellState, m cells.Magic) (ma
 	}
 	name, arg, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(text, "%"), "%"), " ")
 	arg = strings.TrimSpace(arg)
-	stdout := func(s string) { e.out.write("stdout", []byte(s)) }
+	stdout := func(s string) { e.out.Write("stdout", []byte(s)) }
 	switch name {
 	case "help":
 		stdout(Help + "\n")
@@ -160,18 +160,10 @@ func (e *Engine) runMagic(ctx context.Context, cs *cellState, m cells.Magic) (ma
 
 // goroutines is the text of %goroutines.
 func (e *Engine) goroutines() string {
-	if e.comp == nil {
+	if e.compiled == nil {
 		return "goaccel: cells are interpreted here (" + e.compErr.Error() + "); their goroutines are not tracked\n"
 	}
-	gs := compiled.Goroutines()
-	if len(gs) == 0 {
-		return "no goroutine started by a cell is running\n"
-	}
-	var b strings.Builder
-	for _, g := range gs {
-		b.WriteString(goroutineHeader(g) + "\n")
-	}
-	return b.String()
+	return e.compiled.Goroutines()
 }
 
 func magicError(format string, a ...any) *frontend.Error {
@@ -205,7 +197,7 @@ func (e *Engine) shell(ctx context.Context, command string) *frontend.Error {
 		for {
 			n, err := r.Read(buf)
 			if n > 0 {
-				e.out.write(name, buf[:n])
+				e.out.Write(name, buf[:n])
 			}
 			if err != nil {
 				return
@@ -218,7 +210,7 @@ func (e *Engine) shell(ctx context.Context, command string) *frontend.Error {
 	wg.Wait()
 	err = cmd.Wait()
 	if ctx.Err() != nil {
-		return errInterrupted()
+		return session.ErrInterrupted()
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

@@ -7,8 +7,8 @@
 // expression) are evaluated without a build instead (package eval), and
 // committed alike.
 //
-// It knows nothing of Jupyter: the engine in package notebook turns its
-// results and errors into messages.
+// It knows nothing of Jupyter: the compiled runner (package
+// compiledrunner) turns its results and errors into messages.
 package compiled
 
 import (

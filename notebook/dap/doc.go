@@ -5,7 +5,7 @@
 //
 // It knows neither Jupyter's wire format (package kernel carries the JSON)
 // nor the notebook's rules (package notebook decides what runs where and
-// implements Host).
+// implements Host; package yaegirunner runs interpreted cells under it).
 //
 // # Cells and files
 //
@@ -13,19 +13,22 @@
 // hashSeed) + tmpFileSuffix, parameters it reads from debugInfo (the hash is
 // MurmurHash2 of the code's UTF-8 bytes, as in ipykernel and JupyterLab).
 // dumpCell writes the code to that file; the engine tells the adapter the
-// code of every cell it runs (SetCellCode), so a position in cell[N] — the
+// code of every cell (SetCellCode: those that ran before a client attached
+// when it attaches, then each as it runs), so a position in cell[N] — the
 // file name the engine gives cell N's code — maps to the file of that code.
 // Breakpoints are kept per file and apply to every cell whose code is the
 // file's.
 //
 // # Running under the debugger
 //
-// The engine registers every yaegi program it compiles from cell code
-// (AddProgram) and runs a cell's statements with Run instead of
-// ExecuteWithContext. Run applies the breakpoints to the registered
-// programs, starts yaegi's debugger and reports what it does: a goroutine
-// that stops (breakpoint, step, pause) is a DAP thread with a "stopped"
-// event; threads start and exit with "thread" events. The cell's own
+// While a debug session is active, the interpreter runner (package
+// yaegirunner) registers every yaegi program it compiles from cell code
+// (AddProgram; those compiled before, as the session begins) and runs a
+// cell's statements with Run instead of ExecuteWithContext. Run applies the
+// breakpoints to the registered programs, starts yaegi's debugger and
+// reports what it does: a goroutine that stops (breakpoint, step, pause)
+// is a DAP thread with a "stopped" event; threads start and exit with
+// "thread" events. The cell's own
 // goroutine is thread 1; a goroutine started by calling a declared function
 // gets the next number, but yaegi v0.16.1 counts the code of a function
 // literal as the goroutine that made the literal (goaccel starts every

@@ -1,4 +1,4 @@
-package notebook
+package yaegirunner
 
 import (
 	"errors"
@@ -6,7 +6,6 @@ import (
 	"go/scanner"
 	"go/token"
 	"regexp"
-	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -73,22 +72,22 @@ func compileError(err error, src string) *frontend.Error {
 		// An error at the end of the wrapper (an unclosed bracket) is
 		// reported at the end of the cell.
 		lines := strings.Split(src, "\n")
-		for _, e := range list {
-			if strings.HasPrefix(e.Pos.Filename, "cell[") && e.Pos.Line > len(lines) {
-				e.Pos.Line = len(lines)
-				e.Pos.Column = len(lines[len(lines)-1]) + 1
+		for _, el := range list {
+			if strings.HasPrefix(el.Pos.Filename, "cell[") && el.Pos.Line > len(lines) {
+				el.Pos.Line = len(lines)
+				el.Pos.Column = len(lines[len(lines)-1]) + 1
 			}
 		}
 		var tb []string
-		for i, e := range list {
+		for i, el := range list {
 			if i == 5 {
 				tb = append(tb, fmt.Sprintf("(and %d more errors)", len(list)-5))
 				break
 			}
-			msg := fmt.Sprintf("%s: %s", shortPos(e.Pos), e.Msg)
+			msg := fmt.Sprintf("%s: %s", shortPos(el.Pos), el.Msg)
 			tb = append(tb, msg)
 			if i == 0 {
-				tb = append(tb, sourceLines(src, e.Pos.Line, e.Pos.Column)...)
+				tb = append(tb, sourceLines(src, el.Pos.Line, el.Pos.Column)...)
 			}
 		}
 		return &frontend.Error{Name: "SyntaxError", Value: fmt.Sprintf("%s: %s", shortPos(list[0].Pos), list[0].Msg), Traceback: tb}
@@ -106,7 +105,7 @@ var hints = []struct{ match, hint string }{
 	{"unable to find source related to", "only the standard library, goaccel's packages and the packages compiled into this kernel can be imported"},
 	{"definition loop", "yaegi reports this for an undefined name on the right-hand side, or for a package-level initializer it cannot order"},
 	{"redeclared in this block", "a name can be redefined in a later cell, but not twice in one cell"},
-	{"cannot use type func(", "if this calls a generic function with a function literal, yaegi cannot infer its type parameters from it: give them explicitly, e.g. Map[int, string](xs, func(i int) string {...})"},
+	{"cannot use type func(", "if this calls a generic function with a function literal, yaegi cannot infer its type parameters from it: give them explicitly, r.g. Map[int, string](xs, func(i int) string {...})"},
 }
 
 func hintFor(msg string) string {
@@ -120,10 +119,10 @@ func hintFor(msg string) string {
 
 // toError converts an error from compiling or running a cell. name is the
 // error name for non-panic errors ("" means a runtime error).
-func (e *Engine) toError(err error, src, name string) *frontend.Error {
+func (r *Runner) toError(err error, src, name string) *frontend.Error {
 	var p interp.Panic
 	if errors.As(err, &p) {
-		return e.panicError(p, src)
+		return r.panicError(p, src)
 	}
 	msg := mapPositions(err.Error())
 	if name == "" {
@@ -145,8 +144,8 @@ var exitRE = regexp.MustCompile(`^os\.Exit\((-?\d+)\)$`)
 
 // panicError converts a panic of the cell, with the frames yaegi reported
 // (on its stderr, diverted into the cell's trace) mapped to cell lines.
-func (e *Engine) panicError(p interp.Panic, src string) *frontend.Error {
-	cs := e.currentCell()
+func (r *Runner) panicError(p interp.Panic, src string) *frontend.Error {
+	cs := r.state()
 	var trace []string
 	if cs != nil {
 		trace = cs.takeTrace()
@@ -184,7 +183,7 @@ func (e *Engine) panicError(p interp.Panic, src string) *frontend.Error {
 			loc := mapPositions(fmt.Sprintf("%s:%s:%s", m[1], m[2], m[3]))
 			tb = append(tb, fmt.Sprintf("  %s\n      %s", fn, loc))
 			if !shown && strings.HasPrefix(loc, "cell[") {
-				if line, col, ok := firstPos(l); ok && cs != nil && strings.HasPrefix(loc, fmt.Sprintf("cell[%d]:", cs.count)) {
+				if line, col, ok := firstPos(l); ok && cs != nil && strings.HasPrefix(loc, fmt.Sprintf("cell[%d]:", cs.cell.Count)) {
 					for _, sl := range sourceLines(src, line, col) {
 						tb = append(tb, "      "+sl)
 					}
@@ -195,5 +194,3 @@ func (e *Engine) panicError(p interp.Panic, src string) *frontend.Error {
 	}
 	return &frontend.Error{Name: name, Value: value, Traceback: tb}
 }
-
-func debugStack() []byte { return debug.Stack() }

@@ -1,17 +1,17 @@
-package notebook
+package yaegirunner
 
 // Debugging a compiled session. Compiled code cannot stop at breakpoints,
-// so while a client is attached (and a breakpoint is set) cells run on the
-// interpreter, under yaegi's debugger:
+// so while a client is attached (and a breakpoint is set) the engine moves
+// the session to this runner, and cells run under yaegi's debugger:
 //
-//   - entering, the session is carried into a fresh interpreter the way a
+//   - entering (Adopt), the session is carried into a fresh interpreter the way a
 //     launched worker rebuilds it: the imports, then every declaration of
 //     the log (types, functions, methods, constants) by source, each at its
 //     cell's position (so breakpoints in functions of earlier cells work),
 //     every variable declared with its type, and the variables' values
 //     copied (carry.go). What the interpreter cannot take is left out and
 //     named in a note;
-//   - leaving (the client detached), what the interpreted cells declared is
+//   - leaving (Restore: the client detached), what the interpreted cells declared is
 //     compiled as one cell (declarations by source, variables by type) and
 //     every variable's value is copied back; the compiled session goes on
 //     from there. What does not compile or copy is named in a note.
@@ -22,16 +22,16 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"go/types"
+	"reflect"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/traefik/yaegi/interp"
 
-	"github.com/goaccel/goaccel/notebook/check"
+	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/notebook/dap"
+	"github.com/goaccel/goaccel/notebook/internal/session"
 )
 
 // debugReplayItem is one declaration carried into the interpreter.
@@ -48,53 +48,65 @@ type debugReplayItem struct {
 // replayPos finds the position a compile error names.
 var replayPos = regexp.MustCompile(`((?:cell\[\d+\]|debugvars)/_\.go):(\d+):\d+`)
 
-// enterInterpreted carries the compiled session into a fresh interpreter.
-func (e *Engine) enterInterpreted(ctx context.Context, cs *cellState) {
-	st := &e.dbgState
-	items, extra := e.replayItems()
-	imports := append(e.replayImports(), extra...)
+// Compiled is the compiled session as the debugger's moves see it
+// (package compiledrunner).
+type Compiled interface {
+	// Vars are the session's variables, each typed as a cell would
+	// declare it given the named imports (local name → path); imports
+	// declares the packages those types need that no cell imported.
+	Vars(imports map[string]string) (vars []session.Var, extra []string)
+	// Values are the session's variables with their values.
+	Values() []session.Var
+	// Declare runs src, declarations only, as cell n of the session.
+	Declare(ctx context.Context, src string, n int) *frontend.Error
+	// Value is the storage of the session variable name.
+	Value(name string) (reflect.Value, bool)
+}
+
+// Adopt carries a compiled session into a fresh interpreter, which cells
+// run on from then on (until Restore): the imports and every declaration
+// of the log at its cell's position, every variable declared with its type
+// and its value copied. It returns the note for the user; ok is false when
+// the session could not be carried at all (cells then stay compiled).
+func (r *Runner) Adopt(ctx context.Context, from Compiled) (note string, ok bool) {
+	items, extra := r.replayItems(from)
+	imports := append(r.replayImports(), extra...)
 	var notes []string
 	var it *interp.Interpreter
 	var prog *interp.Program
 	for {
 		var err error
-		it, _, _, err = e.newInterpreter()
+		it, err = r.newInterpreter()
 		if err != nil {
-			st.refused = true
-			e.debugNote("goaccel: the debugger cannot start the interpreter: " + err.Error() + "; cells stay compiled and do not stop at breakpoints")
-			return
+			return "goaccel: the debugger cannot start the interpreter: " + err.Error() + "; cells stay compiled and do not stop at breakpoints", false
 		}
 		for _, im := range imports {
-			if err := e.runSource(ctx, it, "package main\n"+im); err != nil {
+			if err := r.runSource(ctx, it, "package main\n"+im); err != nil {
 				notes = append(notes, fmt.Sprintf("%s: %v", im, err))
 			}
 		}
-		prog, err = e.compileReplay(it, items)
+		prog, err = r.compileReplay(it, items)
 		if err == nil {
 			break
 		}
 		i := failingItem(items, err)
 		if i < 0 {
-			st.refused = true
-			e.debugNote(fmt.Sprintf("goaccel: the debugger cannot interpret this session's declarations (%v); cells stay compiled and do not stop at breakpoints", mapPositions(err.Error())))
-			return
+			return fmt.Sprintf("goaccel: the debugger cannot interpret this session's declarations (%v); cells stay compiled and do not stop at breakpoints", mapPositions(err.Error())), false
 		}
 		notes = append(notes, fmt.Sprintf("%s: %s", items[i].what, mapPositions(err.Error())))
 		items = append(items[:i], items[i+1:]...)
 	}
 	if prog != nil {
-		if err := e.runProgram(ctx, it, prog); err != nil {
-			st.refused = true
-			e.debugNote("goaccel: the debugger cannot interpret this session's declarations: " + mapPositions(err.Error()))
-			return
+		if err := r.runProgram(ctx, it, prog); err != nil {
+			return "goaccel: the debugger cannot interpret this session's declarations: " + mapPositions(err.Error()), false
 		}
 	}
 	// The values.
 	g := it.Globals()
 	copied := 0
-	for _, v := range e.comp.Entries() {
+	for _, v := range from.Values() {
 		dst, ok := g[v.Name]
-		if !ok || hiddenName(v.Name) {
+		if !ok || session.Hidden(v.Name) {
 			continue
 		}
 		if err := debugCarryValue(dst, v.Value); err != nil {
@@ -103,21 +115,20 @@ func (e *Engine) enterInterpreted(ctx context.Context, cs *cellState) {
 		}
 		copied++
 	}
-	e.mu.Lock()
-	st.saved = e.it
-	e.it = it
-	e.types = map[string]string{}
+	r.mu.Lock()
+	r.saved = r.it
+	r.it = it
+	r.types = map[string]string{}
 	for _, item := range items {
 		if item.typ != "" {
-			e.types[item.name] = item.typ
+			r.types[item.name] = item.typ
 		}
 	}
-	e.mu.Unlock()
-	e.dbg.ResetPrograms()
+	r.mu.Unlock()
+	r.resetPrograms()
 	if prog != nil {
-		e.dbg.AddProgram(prog, 0)
+		r.addProgram(prog, 0)
 	}
-	st.live, st.since = true, cs.count
 	msg := "goaccel: debugging: cells now run on the interpreter (yaegi) so that breakpoints work"
 	if len(items)+copied > 0 {
 		msg += fmt.Sprintf("; %d declarations and %d variable values were carried over from the compiled cells", len(items), copied)
@@ -125,13 +136,13 @@ func (e *Engine) enterInterpreted(ctx context.Context, cs *cellState) {
 	if len(notes) > 0 {
 		msg += "; not carried over (not available while debugging):\n  " + strings.Join(notes, "\n  ")
 	}
-	e.debugNote(msg)
+	return msg, true
 }
 
 // replayImports returns the session's imports as declarations.
-func (e *Engine) replayImports() (out []string) {
-	for _, d := range e.Declarations() {
-		if d.Kind == KindImport && d.Source != "" {
+func (r *Runner) replayImports() (out []string) {
+	for _, d := range r.log.Declarations() {
+		if d.Kind == session.KindImport && d.Source != "" {
 			out = append(out, d.Source)
 		}
 	}
@@ -140,14 +151,14 @@ func (e *Engine) replayImports() (out []string) {
 
 // replayItems returns the declarations to replay, variables included, and
 // the imports the variables' types need that no cell made.
-func (e *Engine) replayItems() (items []debugReplayItem, imports []string) {
-	for _, d := range e.Declarations() {
+func (r *Runner) replayItems(from Compiled) (items []debugReplayItem, imports []string) {
+	for _, d := range r.log.Declarations() {
 		switch d.Kind {
-		case KindType, KindConst, KindFunc, KindMethod:
+		case session.KindType, session.KindConst, session.KindFunc, session.KindMethod:
 		default:
 			continue
 		}
-		if d.Source == "" || d.FromStatement && d.Kind != KindConst {
+		if d.Source == "" || d.FromStatement && d.Kind != session.KindConst {
 			continue
 		}
 		item := debugReplayItem{what: fmt.Sprintf("%s %s (cell[%d])", d.Kind, d.Name, d.SrcCell), name: d.Name}
@@ -161,48 +172,18 @@ func (e *Engine) replayItems() (items []debugReplayItem, imports []string) {
 			item.from = dap.EncodeLine(n, line)
 			item.to = item.from + strings.Count(d.Source, "\n")
 		}
-		if d.Kind == KindType {
+		if d.Kind == session.KindType {
 			item.typ = canonicalOf(d.Source)
 		}
 		items = append(items, item)
 	}
 	// Variables, with their compiled types.
-	local := map[string]string{}
-	for n, p := range e.Imports() {
-		local[p] = n
+	vars, imports := from.Vars(r.log.Imports())
+	for i, v := range vars {
+		line := i + 1
+		items = append(items, debugReplayItem{what: "variable " + v.Name, name: v.Name, file: "debugvars/_.go", from: line, to: line,
+			text: fmt.Sprintf("//line debugvars/_.go:%d:1\nvar %s %s\n", line, v.Name, v.Type)})
 	}
-	extra := 0
-	qual := func(p *types.Package) string {
-		if p.Path() == "main" {
-			return ""
-		}
-		if n, ok := local[p.Path()]; ok {
-			return n
-		}
-		extra++
-		n := "_gxd" + strconv.Itoa(extra)
-		local[p.Path()] = n
-		return n
-	}
-	line := 0
-	for _, en := range e.comp.Checker().Entries() {
-		if en.Kind != check.VarEntry || hiddenName(en.Name) {
-			continue
-		}
-		if _, ok := e.comp.Value(en.Name); !ok {
-			continue
-		}
-		line++
-		t := types.TypeString(en.Obj.Type(), qual)
-		items = append(items, debugReplayItem{what: "variable " + en.Name, name: en.Name, file: "debugvars/_.go", from: line, to: line,
-			text: fmt.Sprintf("//line debugvars/_.go:%d:1\nvar %s %s\n", line, en.Name, t)})
-	}
-	for path, n := range local {
-		if strings.HasPrefix(n, "_gxd") {
-			imports = append(imports, fmt.Sprintf("import %s %q", n, path))
-		}
-	}
-	sort.Strings(imports)
 	return items, imports
 }
 
@@ -226,7 +207,7 @@ func canonicalOf(src string) string {
 
 // compileReplay compiles the declarations as one file (nil when there are
 // none), rewritten as cells' declarations are.
-func (e *Engine) compileReplay(it *interp.Interpreter, items []debugReplayItem) (*interp.Program, error) {
+func (r *Runner) compileReplay(it *interp.Interpreter, items []debugReplayItem) (*interp.Program, error) {
 	var b strings.Builder
 	b.WriteString("package main\n")
 	n := 0
@@ -243,7 +224,7 @@ func (e *Engine) compileReplay(it *interp.Interpreter, items []debugReplayItem) 
 		return nil, err
 	}
 	pc := &parsedCell{src: text, fname: "replay", decls: f, declFile: it.FileSet().File(f.Pos())}
-	rw := newRewriter(e, it, pc)
+	rw := newRewriter(r, it, pc)
 	if ferr := rw.rewriteFile(f); ferr != nil {
 		return nil, ferr
 	}
@@ -266,7 +247,7 @@ func failingItem(items []debugReplayItem, err error) int {
 }
 
 // runSource compiles and runs a small file in it.
-func (e *Engine) runSource(ctx context.Context, it *interp.Interpreter, src string) error {
+func (r *Runner) runSource(ctx context.Context, it *interp.Interpreter, src string) error {
 	f, err := parser.ParseFile(it.FileSet(), "_.go", src, 0)
 	if err != nil {
 		return err
@@ -275,33 +256,33 @@ func (e *Engine) runSource(ctx context.Context, it *interp.Interpreter, src stri
 	if err != nil {
 		return err
 	}
-	return e.runProgram(ctx, it, prog)
+	return r.runProgram(ctx, it, prog)
 }
 
-// leaveInterpreted carries what the interpreted cells did back to the
-// compiled session.
-func (e *Engine) leaveInterpreted(ctx context.Context, cs *cellState) {
-	st := &e.dbgState
-	it := e.interp()
+// Restore carries what the interpreted cells did since cell since back to
+// the compiled session, as cell last, and gives cells the interpreter they
+// had before Adopt. It returns the note for the user.
+func (r *Runner) Restore(ctx context.Context, to Compiled, since, last int) string {
+	it := r.interp()
 	g := it.Globals()
-	names, _ := e.typeNames(e.Declarations())
+	names, _ := r.typeNames(r.log.Declarations())
 	local := map[string]string{}
-	for n, p := range e.Imports() {
+	for n, p := range r.log.Imports() {
 		local[p] = n
 	}
 	var notes, parts []string
 	declared := map[string]bool{}
-	for _, d := range e.Declarations() {
-		if d.Cell < st.since {
+	for _, d := range r.log.Declarations() {
+		if d.Cell < since {
 			continue
 		}
 		switch {
-		case d.Kind == KindImport:
+		case d.Kind == session.KindImport:
 			parts = append(parts, d.Source)
-		case d.Kind == KindVar:
+		case d.Kind == session.KindVar:
 			for _, n := range append([]string{d.Name}, d.Names...) {
 				v, ok := g[n]
-				if !ok || declared[n] || hiddenName(n) {
+				if !ok || declared[n] || session.Hidden(n) {
 					continue
 				}
 				declared[n] = true
@@ -317,21 +298,15 @@ func (e *Engine) leaveInterpreted(ctx context.Context, cs *cellState) {
 		}
 	}
 	if len(parts) > 0 {
-		progress := func(msg string) { e.out.write("stderr", []byte("goaccel: "+msg+"\n")) }
 		src := strings.Join(parts, "\n") + "\n"
-		res, err := e.comp.Run(ctx, src, st.last, progress)
-		if res != nil {
-			e.logBindings(res.Bindings, res.Imports, st.last)
-		}
-		if err != nil {
-			ferr := e.compiledError(err, src, st.last)
+		if ferr := to.Declare(ctx, src, last); ferr != nil {
 			notes = append(notes, "the declarations of the interpreted cells: "+ferr.Value)
 		}
 	}
 	copied := 0
-	for _, n := range e.varNames() {
+	for _, n := range r.log.VarNames() {
 		v, ok := g[n]
-		dst, ok2 := e.comp.Value(n)
+		dst, ok2 := to.Value(n)
 		if !ok || !ok2 {
 			continue
 		}
@@ -341,16 +316,16 @@ func (e *Engine) leaveInterpreted(ctx context.Context, cs *cellState) {
 		}
 		copied++
 	}
-	e.mu.Lock()
-	if st.saved != nil {
-		e.it = st.saved
+	r.mu.Lock()
+	if r.saved != nil {
+		r.it = r.saved
 	}
-	e.mu.Unlock()
-	e.dbg.ResetPrograms()
-	st.live, st.saved = false, nil
+	r.saved = nil
+	r.mu.Unlock()
+	r.resetPrograms()
 	msg := fmt.Sprintf("goaccel: the debugger is detached: cells are compiled again; %d variable values were carried back from the interpreter", copied)
 	if len(notes) > 0 {
 		msg += "; not carried back:\n  " + strings.Join(notes, "\n  ")
 	}
-	e.debugNote(msg)
+	return msg
 }

@@ -1,4 +1,4 @@
-package notebook
+package yaegirunner
 
 import (
 	"encoding/base64"
@@ -7,8 +7,6 @@ import (
 	"reflect"
 
 	"github.com/goaccel/goaccel/display"
-	"github.com/goaccel/goaccel/frontend"
-	"github.com/goaccel/goaccel/input"
 )
 
 // rtPath is the import path of the engine's compiled hooks inside the
@@ -141,38 +139,4 @@ func kindOf(x any) string {
 		return "func"
 	}
 	return ""
-}
-
-// cellPackages are goaccel's cell-facing packages (written by hand in the
-// shape `yaegi extract` produces).
-func cellPackages() map[string]map[string]reflect.Value {
-	return map[string]map[string]reflect.Value{
-		"github.com/goaccel/goaccel/display/display": {
-			"ClearOutput":         reflect.ValueOf(display.ClearOutput),
-			"Display":             reflect.ValueOf(display.Display),
-			"DisplayWithMetadata": reflect.ValueOf(display.DisplayWithMetadata),
-			"HTML":                reflect.ValueOf(display.HTML),
-			"Image":               reflect.ValueOf(display.Image),
-			"ImageBundle":         reflect.ValueOf(display.ImageBundle),
-			"JPEG":                reflect.ValueOf(display.JPEG),
-			"JSON":                reflect.ValueOf(display.JSON),
-			"JavaScript":          reflect.ValueOf(display.JavaScript),
-			"LaTeX":               reflect.ValueOf(display.LaTeX),
-			"Markdown":            reflect.ValueOf(display.Markdown),
-			"NewProgress":         reflect.ValueOf(display.NewProgress),
-			"PNG":                 reflect.ValueOf(display.PNG),
-			"SVG":                 reflect.ValueOf(display.SVG),
-			"Text":                reflect.ValueOf(display.Text),
-			"Handle":              reflect.ValueOf((*display.Handle)(nil)),
-			"Progress":            reflect.ValueOf((*display.Progress)(nil)),
-		},
-		"github.com/goaccel/goaccel/frontend/frontend": {
-			"MIMEBundle": reflect.ValueOf((*frontend.MIMEBundle)(nil)),
-		},
-		"github.com/goaccel/goaccel/input/input": {
-			"Line":        reflect.ValueOf(input.Line),
-			"Password":    reflect.ValueOf(input.Password),
-			"ErrNoSource": reflect.ValueOf(&input.ErrNoSource).Elem(),
-		},
-	}
 }

@@ -1,253 +1,23 @@
-package notebook
-
-// Cells as compiled Go (package compiled): the engine's side — turning a
-// run's result into the cell's output and its errors into Jupyter errors,
-// and keeping the declaration log that %who, completion and the launcher
-// read.
+package compiledrunner
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"go/parser"
-	"go/types"
-	"io"
-	"path"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/traefik/yaegi/stdlib"
-	"github.com/traefik/yaegi/stdlib/unrestricted"
 
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/notebook/build"
 	"github.com/goaccel/goaccel/notebook/check"
 	"github.com/goaccel/goaccel/notebook/compiled"
-	"github.com/goaccel/goaccel/notebook/gen"
 	"github.com/goaccel/goaccel/notebook/gxrt"
+	"github.com/goaccel/goaccel/notebook/internal/session"
 )
 
-// startCompiled prepares compiled cells, or records why they are
-// unavailable (cells are then interpreted).
-func (e *Engine) startCompiled() {
-	if e.opts.Interpret {
-		e.compErr = errors.New("interpretation was asked for")
-		return
-	}
-	b, err := build.New(context.Background(), build.Options{CacheDir: e.opts.BuildCache})
-	if err != nil {
-		e.compErr = err
-		return
-	}
-	e.builder = b
-	e.comp = compiled.New(compiled.Options{Builder: b, AutoImport: e.autoImportPath, Symbols: e.linkedPackages(), NoEval: e.opts.AlwaysBuild})
-	e.comp.Late = func(msg string) { e.out.write("stderr", []byte(msg+"\n")) }
-	compiled.SetLaunchName(func(name string, fn any) { e.launchName(name, fn) })
-	compiled.SetInput(e.compiledInput)
-}
-
-// compiledInput answers a compiled cell's read of standard input: a line
-// from the frontend (an input_request), io.EOF when no cell runs or the
-// frontend gave none, gxrt.ErrInterrupted when the cell was interrupted
-// while it waited, or the reason input cannot be requested (allow_stdin
-// is false), which the read returns.
-func (e *Engine) compiledInput() (string, error) {
-	cs := e.currentCell()
-	if cs == nil || !cs.running() {
-		return "", io.EOF
-	}
-	line, err := cs.ask("", false)
-	switch {
-	case err == nil:
-		return line, nil
-	case cs.ctx.Err() != nil:
-		return "", gxrt.ErrInterrupted
-	case errors.Is(err, context.Canceled):
-		return "", io.EOF
-	}
-	return "", err
-}
-
-// noteInterpreted tells the user, once per session, that cells are
-// interpreted because they cannot be compiled here, and why.
-func (e *Engine) noteInterpreted() {
-	if e.opts.Interpret || e.compErr == nil || e.interpNoted {
-		return
-	}
-	e.interpNoted = true
-	e.out.write("stderr", []byte(fmt.Sprintf("goaccel: cells are interpreted (yaegi), not compiled: %v\n", e.compErr)))
-}
-
-// linkedPackages are the symbol tables of the packages linked into the
-// kernel that evaluated cells call, by import path: the real functions
-// (the unrestricted os.Exit and log.Fatal, not the interpreter's stand-ins;
-// evaluated cells do not call those anyway), never the engine's
-// interpreter hooks.
-func (e *Engine) linkedPackages() map[string]map[string]reflect.Value {
-	out := map[string]map[string]reflect.Value{}
-	tables := []map[string]map[string]reflect.Value{stdlib.Symbols, unrestricted.Symbols, cellPackages()}
-	tables = append(tables, e.opts.Symbols...)
-	for _, t := range tables {
-		for key, syms := range t {
-			i := strings.LastIndex(key, "/")
-			if i <= 0 {
-				continue
-			}
-			path := key[:i]
-			if out[path] == nil {
-				out[path] = map[string]reflect.Value{}
-			}
-			for name, v := range syms {
-				out[path][name] = v
-			}
-		}
-	}
-	return out
-}
-
-// autoImportPath resolves a package name a cell uses without importing it.
-func (e *Engine) autoImportPath(name string) string {
-	if p, ok := preferredImport[name]; ok {
-		return p
-	}
-	return e.importablePackages()[name]
-}
-
-// runCompiled runs a cell as compiled Go.
-func (e *Engine) runCompiled(ctx context.Context, cs *cellState, code string) (frontend.MIMEBundle, *frontend.Error) {
-	e.applyGoWork(ctx)
-	done := e.builder.Attend(ctx, e.progress)
-	res, err := e.comp.Run(ctx, code, cs.count, e.progress)
-	done()
-	if res != nil {
-		for _, p := range res.AutoImports {
-			e.out.write("stderr", []byte(fmt.Sprintf("goaccel: added import %q\n", p)))
-		}
-		for _, w := range res.Warnings {
-			e.out.write("stderr", []byte("goaccel: "+w+"\n"))
-		}
-		e.logBindings(res.Bindings, res.Imports, cs.count)
-		if res.Evaluated {
-			e.evaluated++
-		}
-	}
-	e.flushOutput()
-	if perr := goPanicError(cs); perr != nil && err == nil {
-		return nil, perr
-	}
-	var ce *check.Error
-	if err != nil && errors.As(err, &ce) && ctx.Err() != nil {
-		// Interrupted while the checker's imports were being fetched or
-		// built.
-		return nil, errInterrupted()
-	}
-	if err != nil {
-		return nil, e.compiledError(err, code, cs.count)
-	}
-	if ctx.Err() != nil {
-		return nil, errInterrupted()
-	}
-	if res.Kind == gen.NoResult || len(res.Values) == 0 {
-		return nil, nil
-	}
-	return resultBundle(res.Values, res.Kind == gen.MultiResult), nil
-}
-
-// evalExprCompiled evaluates a user expression (execute_request's
-// user_expressions) against the compiled session. It runs as a cell that is
-// only an expression, numbered 0: it binds nothing and leaves the cells'
-// sources alone.
-func (e *Engine) evalExprCompiled(ctx context.Context, expr string) (frontend.MIMEBundle, *frontend.Error) {
-	if strings.Contains(expr, "\n") {
-		return nil, &frontend.Error{Name: "SyntaxError", Value: "a user expression must be one line: " + expr}
-	}
-	if _, err := parser.ParseExpr(expr); err != nil {
-		return nil, &frontend.Error{Name: "SyntaxError", Value: "not a single expression: " + expr + ": " + err.Error()}
-	}
-	res, err := e.comp.Run(ctx, expr, 0, nil)
-	e.flushOutput()
-	if err != nil {
-		return nil, e.compiledError(err, expr, 0)
-	}
-	if res.Kind == gen.NoResult || len(res.Values) == 0 {
-		return frontend.MIMEBundle{}, nil
-	}
-	return resultBundle(res.Values, res.Kind == gen.MultiResult), nil
-}
-
-// logBindings keeps the declaration log in step with what compiled cells
-// bound.
-func (e *Engine) logBindings(bindings []check.Binding, imports []*check.Import, count int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, im := range imports {
-		src := "import " + strconv.Quote(im.Path)
-		if im.Name != "" && im.Name != path.Base(im.Path) {
-			src = "import " + im.Name + " " + strconv.Quote(im.Path)
-		}
-		if im.Name != "_" && im.Name != "." {
-			e.imports[im.Name] = im.Path
-		}
-		e.logDecl(Declaration{Kind: KindImport, Name: im.Name, Source: src, Path: im.Path, Cell: count})
-	}
-	qual := e.qualifierLocked()
-	for _, b := range bindings {
-		en := b.New
-		d := Declaration{Name: en.Name, Cell: count}
-		if en.Unit != nil {
-			d.Source = en.Unit.Src
-			d.SrcCell, d.Line, d.Col = en.Unit.Cell, en.Unit.Line, en.Unit.Col
-		}
-		switch en.Kind {
-		case check.TypeEntry:
-			d.Kind = KindType
-		case check.FuncEntry:
-			d.Kind = KindFunc
-			d.results = en.Obj.Type().(*types.Signature).Results().Len()
-		case check.MethodEntry:
-			d.Kind = KindMethod
-			if en.Recv != nil {
-				d.Name = en.Recv.Name + "." + en.Name
-			}
-			d.results = en.Obj.Type().(*types.Signature).Results().Len()
-		case check.ConstEntry:
-			d.Kind = KindConst
-			d.Names = []string{en.Name}
-			if d.Source == "" {
-				d.Source = "const " + en.Name + " " + types.TypeString(en.Obj.Type(), qual) + " = " + en.Obj.(*types.Const).Val().ExactString()
-			}
-		case check.VarEntry:
-			d.Kind = KindVar
-			d.Names = []string{en.Name}
-			d.Source = "var " + en.Name + " " + types.TypeString(en.Obj.Type(), qual)
-			d.FromStatement = true
-		}
-		e.logDecl(d)
-	}
-}
-
-// qualifierLocked names packages in type strings as the session imports
-// them. Callers hold e.mu.
-func (e *Engine) qualifierLocked() types.Qualifier {
-	byPath := map[string]string{}
-	for name, path := range e.imports {
-		byPath[path] = name
-	}
-	return func(p *types.Package) string {
-		if p.Path() == "main" {
-			return ""
-		}
-		if n, ok := byPath[p.Path()]; ok {
-			return n
-		}
-		return p.Name()
-	}
-}
-
 // compiledError turns what a compiled run returned into the cell's error.
-func (e *Engine) compiledError(err error, src string, count int) *frontend.Error {
+func (r *Runner) compiledError(err error, src string, count int) *frontend.Error {
 	var ce *check.Error
 	var be *compiled.BuildError
 	var p *compiled.Panic
@@ -260,9 +30,9 @@ func (e *Engine) compiledError(err error, src string, count int) *frontend.Error
 			if n == count {
 				return src
 			}
-			return e.comp.Checker().Source(n)
+			return r.comp.Checker().Source(n)
 		})
-		if ierr := e.importFailure(ce, lines); ierr != nil {
+		if ierr := r.importFailure(ce, lines); ierr != nil {
 			return ierr
 		}
 		name := "CompileError"
@@ -278,7 +48,7 @@ func (e *Engine) compiledError(err error, src string, count int) *frontend.Error
 		tb := []string{msg, "(this is a limit of goaccel's translation of cells to Go packages, not an error in the cell; see LANGUAGE.md)"}
 		return &frontend.Error{Name: "BuildError", Value: msg, Traceback: tb}
 	case errors.As(err, &p):
-		return panicReport(p, e.comp.Locate)
+		return panicReport(p, r.comp.Locate)
 	case errors.As(err, &ex):
 		if ex.Code == 0 {
 			return nil
@@ -288,7 +58,7 @@ func (e *Engine) compiledError(err error, src string, count int) *frontend.Error
 	case errors.As(err, &stuck):
 		return stuckReport(stuck)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return errInterrupted()
+		return session.ErrInterrupted()
 	}
 	msg := err.Error()
 	return &frontend.Error{Name: "BuildError", Value: msg, Traceback: []string{msg}}
