@@ -87,10 +87,10 @@ func TestParseExecAndCellMagics(t *testing.T) {
 
 func TestSplitArgs(t *testing.T) {
 	for in, want := range map[string][]string{
-		``:                    nil,
-		`""`:                  {""},
-		`-a "b c" 'd e'`:      {"-a", "b c", "d e"},
-		`--text "x\ty\"z"`:    {"--text", "x\ty\"z"},
+		``:                                 nil,
+		`""`:                               {""},
+		`-a "b c" 'd e'`:                   {"-a", "b c", "d e"},
+		`--text "x\ty\"z"`:                 {"--text", "x\ty\"z"},
 		`-test.bench=. -test.run=Bechmark`: {"-test.bench=.", "-test.run=Bechmark"},
 	} {
 		got, err := SplitArgs(in)
