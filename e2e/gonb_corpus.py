@@ -16,6 +16,8 @@ cell that passes it), in a writable copy of its folder, with the
 environment GoNB's own notebook tests give them: GONB_GIT_ROOT is GoNB's
 source (the module cache's copy) and TEST_DIR a scratch folder.
 
+Input boxes get the values GoNB's own test of the notebook types (INPUTS).
+
 A cell "runs" when it ends without an error output, within its timeout,
 with the kernel alive. Its outputs "match" when, normalized, they equal the
 saved ones: stream text as a terminal shows it (carriage returns applied,
@@ -30,6 +32,7 @@ Not part of `make test`: the corpus is other projects' notebooks, fetched
 into the module cache, and the GoMLX notebooks train for minutes.
 """
 import argparse
+import asyncio
 import base64
 import json
 import os
@@ -41,6 +44,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from queue import Empty
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -57,6 +61,37 @@ GOMLX = "github.com/gomlx/gomlx@v0.26.0"
 # cell index (the index in the notebook's list of cells, markdown
 # included). The report prints these beside each cell that differs.
 KNOWN = {}
+
+# What the user typed into input boxes, in order: the values GoNB's own
+# test of the notebook types (internal/nbtests/inputs_test.go).
+INPUTS = {"gonb/input_boxes.ipynb": ["foo", "bar", "42", "123456"]}
+
+
+class Client(NotebookClient):
+    """nbclient with input: input requests are answered with the values in
+    self.inputs (nbclient itself allows none)."""
+
+    inputs = []
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        self.kc.allow_stdin = bool(self.inputs)
+        done = asyncio.Event()
+
+        async def answer():
+            while not done.is_set():
+                try:
+                    msg = await self.kc.get_stdin_msg(timeout=0.2)
+                except Empty:
+                    continue
+                if msg["msg_type"] == "input_request":
+                    self.kc.input(self.inputs.pop(0) if self.inputs else "")
+
+        task = asyncio.ensure_future(answer())
+        try:
+            return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        finally:
+            done.set()
+            await task
 
 
 def module_dir(mod):
@@ -169,7 +204,7 @@ def canon(outputs):
             data = o.get("data", {})
             items.append(("display", tuple(sorted((m, norm_data(m, v)) for m, v in data.items()))))
         elif t == "error":
-            items.append(("error", o.get("ename", "")))
+            items.append(("error", "(an error)"))  # kernels name errors their own way
     out = []
     for it in items:
         if it[0] == "stream":
@@ -217,8 +252,9 @@ def run_notebook(corpus, path, folder, args, scratch):
     for c in nb.cells:
         if c.cell_type == "code":
             c.outputs = []
-    client = NotebookClient(nb, kernel_name=KERNEL_NAME, timeout=args.timeout, allow_errors=True,
-                            interrupt_on_timeout=True, resources={"metadata": {"path": str(work)}})
+    client = Client(nb, kernel_name=KERNEL_NAME, timeout=args.timeout, allow_errors=True,
+                    interrupt_on_timeout=True, resources={"metadata": {"path": str(work)}})
+    client.inputs = list(INPUTS.get(f"{corpus}/{path.name}", []))
     results = []
     died = False
     with client.setup_kernel():
@@ -272,6 +308,9 @@ def main():
     test_dir.mkdir()
     os.environ["GONB_GIT_ROOT"] = str(module_dir(GONB))
     os.environ["TEST_DIR"] = str(test_dir) + "/"
+    # The kernel's parent (this process) works in the scratch folder: the
+    # "Jupyter root" GoNB's %wasm writes files under.
+    os.chdir(scratch)
     results = []
     for corpus, path, folder in corpora(args.corpus):
         if args.only and args.only not in path.name:

@@ -106,6 +106,10 @@ func (b *Builder) Close() error { return os.RemoveAll(b.mod.dir) }
 // Host returns the configuration plugins are built for.
 func (b *Builder) Host() Host { return b.host }
 
+// Dir is the session module's directory (GoNB's GONB_TMP_DIR, where its
+// !* commands run).
+func (b *Builder) Dir() string { return b.mod.dir }
+
 // GoMod returns the session module's go.mod.
 func (b *Builder) GoMod() (string, error) { return b.mod.goMod() }
 

@@ -121,7 +121,7 @@ func (r *Runner) input() (string, error) {
 	if c == nil || !c.Running() {
 		return "", io.EOF
 	}
-	line, err := c.Ask("", false)
+	line, err := c.AskStdin()
 	switch {
 	case err == nil:
 		return line, nil
@@ -387,4 +387,9 @@ func (r *Runner) Goroutines() string {
 		b.WriteString(goroutineHeader(g) + "\n")
 	}
 	return b.String()
+}
+
+// Forget unbinds a name of the session (GoNB's %rm) and says what it was.
+func (r *Runner) Forget(name string) (kind string, ok bool) {
+	return r.comp.Checker().Forget(name)
 }

@@ -171,7 +171,7 @@ func (g *gen) assemble() (*Output, error) {
 		}
 	}
 	if c.Main {
-		body.WriteString("main()\n")
+		body.WriteString("_gxrt.Main(main)\n")
 	}
 	body.WriteString("}\n")
 
