@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import nbformat  # noqa: E402
 from nbclient import NotebookClient  # noqa: E402
 from nbclient.exceptions import CellTimeoutError, DeadKernelError  # noqa: E402
+from nbclient.util import run_sync  # noqa: E402
 
 from conftest import KERNEL_NAME, ROOT  # noqa: E402  (installs the kernelspec)
 
@@ -92,6 +93,8 @@ class Client(NotebookClient):
         finally:
             done.set()
             await task
+
+    execute_cell = run_sync(async_execute_cell)
 
 
 def module_dir(mod):

@@ -75,6 +75,11 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 	}
 	st := &cellState{tee: tio}
 	code := gc.Code
+	if len(gc.Inits) > 0 {
+		// GoNB's init_NAME functions are init functions: they run when
+		// their cell runs, before its statements finish (and before main).
+		code += "\n" + strings.Join(gc.Inits, "(); ") + "()"
+	}
 	timed := false
 	for _, cmd := range gc.Commands {
 		res, err := e.runCommand(ctx, cmd, st)

@@ -10,11 +10,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/notebook/autoimport"
 	"github.com/goaccel/goaccel/notebook/gonb"
 	"github.com/goaccel/goaccel/notebook/internal/session"
 )
@@ -61,6 +63,7 @@ func (e *Engine) shellCommand(ctx context.Context, text string, st *cellState) *
 	}
 	b := e.compiled.Builder()
 	r.dir = b.Dir()
+	e.writeProgram(ctx, filepath.Join(r.dir, "main.go"))
 	var shellErr *frontend.Error
 	err := b.External(ctx, strings.ReplaceAll(r.shown, "\\\n", " "), func() error {
 		if shellErr = e.runShell(ctx, r); shellErr != nil {
@@ -244,4 +247,39 @@ func (e *Engine) cellMagic(ctx context.Context, m *gonb.CellMagic) *frontend.Err
 			stdin: strings.NewReader(m.Body + "\n")})
 	}
 	return magicError("%%%%%s: unknown cell magic", m.Name)
+}
+
+// writeProgram writes the session as a program (its declarations and its
+// func main, as GoNB keeps the last cell's program in main.go beside the
+// go.mod), for !* commands such as go build or go vet. Nothing is written
+// when it cannot be assembled.
+func (e *Engine) writeProgram(ctx context.Context, path string) {
+	var decls []gonb.Decl
+	main := "func main() {}"
+	for _, d := range e.Declarations() {
+		if d.FromStatement {
+			continue
+		}
+		if d.Kind == KindFunc && d.Name == "main" {
+			main = d.Source
+			continue
+		}
+		names := d.Names
+		if len(names) == 0 {
+			names = []string{d.Name}
+		}
+		decls = append(decls, gonb.Decl{Names: names, Source: d.Source, Import: d.Kind == KindImport, Path: d.Path})
+	}
+	resolve := func(name, src string) string {
+		p, err := e.compiled.Resolver().Resolve(ctx, name, autoimport.Selectors(src, name))
+		if err != nil {
+			return ""
+		}
+		return p
+	}
+	src, err := gonb.Program(decls, main, "", resolve)
+	if err != nil {
+		return
+	}
+	_ = os.WriteFile(path, []byte(src), 0o644)
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/notebook/autoimport"
 	"github.com/goaccel/goaccel/notebook/gonb"
 	"github.com/goaccel/goaccel/notebook/internal/session"
 )
@@ -97,7 +98,14 @@ func (e *Engine) wasmCell(ctx context.Context, c *session.Cell, code string, mai
 		}
 		decls = append(decls, gonb.Decl{Names: names, Source: d.Source, Import: d.Kind == KindImport, Path: d.Path})
 	}
-	src, err := gonb.Program(decls, code, extra)
+	resolve := func(name, src string) string {
+		p, err := e.compiled.Resolver().Resolve(ctx, name, autoimport.Selectors(src, name))
+		if err != nil {
+			return ""
+		}
+		return p
+	}
+	src, err := gonb.Program(decls, code, extra, resolve)
 	if err != nil {
 		return fail(magicError("%%wasm: %v", err))
 	}

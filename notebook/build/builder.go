@@ -43,6 +43,7 @@ type Builder struct {
 	cells    map[string]bool    // import paths of cell packages built here
 	pkgs     map[string]*listed // resolved packages by import path
 	local    localState         // packages of local modules (see local.go)
+	modList  []ModuleDir        // the build list (Modules), until the session module changes
 
 	attMu       sync.Mutex // guards the fields below
 	attCtx      context.Context
@@ -151,6 +152,7 @@ func (b *Builder) Use(ctx context.Context, dir string, progress func(string)) (s
 func (b *Builder) forget() {
 	b.local.current = map[string]string{}
 	b.listErrs = map[string]error{}
+	b.modList = nil
 }
 
 // pinned lists the modules of packages resolved so far (module path →

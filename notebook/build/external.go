@@ -9,10 +9,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"golang.org/x/mod/module"
+	"golang.org/x/mod/semver"
 )
 
 // External runs run, which may edit the session module's go.mod itself,
@@ -179,4 +181,109 @@ func (m *sessionModule) cachedModule(ctx context.Context, dir string) (path, ver
 		return "", "", false
 	}
 	return p, v, true
+}
+
+// ModuleDir is a module of the session's build list and where its source
+// is (empty when it is not in the module cache).
+type ModuleDir struct {
+	Path, Version, Dir string
+}
+
+// Modules lists the session's build list, with each module's directory
+// (a replacement's directory for a replaced module; goaccel's source for
+// goaccel). The list is kept until the session module changes.
+func (b *Builder) Modules(ctx context.Context) ([]ModuleDir, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.modList != nil {
+		return b.modList, nil
+	}
+	var out bytes.Buffer
+	if err := b.mod.goCmd(ctx, &out, nil, "list", "-m", "-e", "-json", "all"); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(&out)
+	var list []ModuleDir
+	for {
+		var m struct {
+			Path, Version, Dir string
+			Main               bool
+			Replace            *struct{ Path, Version, Dir string }
+		}
+		if err := dec.Decode(&m); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("reading go list -m output: %w", err)
+		}
+		if m.Main {
+			continue
+		}
+		md := ModuleDir{Path: m.Path, Version: m.Version, Dir: m.Dir}
+		if m.Replace != nil {
+			md.Version, md.Dir = m.Replace.Version, m.Replace.Dir
+		}
+		list = append(list, md)
+	}
+	b.modList = list
+	return list, nil
+}
+
+// Loaded lists the modules whose packages cells imported (goaccel
+// included), module path → true.
+func (b *Builder) Loaded() map[string]bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[string]bool{ModulePath: true}
+	for _, p := range b.pkgs {
+		if p.Module != nil && !p.Standard {
+			out[p.Module.Path] = true
+		}
+	}
+	return out
+}
+
+// noVersionList reports a go command failure because the module proxy
+// refuses to list a module's versions (it may still serve exact ones).
+func noVersionList(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "/@v/list") &&
+		(strings.Contains(msg, "403 Forbidden") || strings.Contains(msg, "404 Not Found") || strings.Contains(msg, "410 Gone"))
+}
+
+// graphVersion finds the newest version of the module providing package
+// pkg that a module of the session's build list requires in its go.mod
+// (the module graph the go command prunes: a dependency's requirements).
+// Callers hold b.mu.
+func (b *Builder) graphVersion(ctx context.Context, pkg string) (mod, version string, ok bool) {
+	var out bytes.Buffer
+	if err := b.mod.goCmd(ctx, &out, nil, "env", "GOMODCACHE"); err != nil {
+		return "", "", false
+	}
+	cache := filepath.Join(strings.TrimSpace(out.String()), "cache", "download")
+	vers, err := b.mod.moduleVersions(ctx)
+	if err != nil {
+		return "", "", false
+	}
+	for m, v := range vers {
+		if !strings.HasPrefix(v, "v") {
+			continue
+		}
+		em, err1 := module.EscapePath(m)
+		ev, err2 := module.EscapeVersion(v)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		gomod, err := os.ReadFile(filepath.Join(cache, em, "@v", ev+".mod"))
+		if err != nil {
+			continue
+		}
+		for req, rv := range requires(string(gomod)) {
+			if (pkg == req || strings.HasPrefix(pkg, req+"/")) && len(req) >= len(mod) {
+				if req != mod || semver.Compare(rv, version) > 0 {
+					mod, version = req, rv
+				}
+			}
+		}
+	}
+	return mod, version, mod != ""
 }

@@ -101,6 +101,10 @@ type Config struct {
 	// AutoImport resolves a package name a cell uses without importing it
 	// (strings.Split) to an import path, or "" for none.
 	AutoImport func(name string) string
+	// Resolve, when set, is used instead of AutoImport: it is given the
+	// cell's source too (the members it selects from name narrow the
+	// candidates) and may fail, naming the candidates of an ambiguous name.
+	Resolve func(name, src string) (string, error)
 }
 
 // Session is the type-level state of a notebook. It is not safe for

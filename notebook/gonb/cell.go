@@ -2,6 +2,7 @@ package gonb
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode"
 )
@@ -22,7 +23,13 @@ type Cell struct {
 	// cell's), a %% line replaced by the start of func main and its
 	// closing brace appended, %exec's func main on its line.
 	Code string
+	// Inits are the init_NAME functions the cell declares: GoNB runs them
+	// as init functions.
+	Inits []string
 }
+
+// initFunc matches the first line of an init_NAME function.
+var initFunc = regexp.MustCompile(`^func\s+(init_[\p{L}\p{N}_]+)\s*\(\s*\)\s*\{`)
 
 // Command is one % or ! line.
 type Command struct {
@@ -88,6 +95,9 @@ func Parse(src string) (*Cell, error) {
 		line := lines[i]
 		text, isCmd := commandText(line, !seenCode)
 		if !isCmd || lx.inside() {
+			if m := initFunc.FindStringSubmatch(line); m != nil && !lx.inside() {
+				c.Inits = append(c.Inits, m[1])
+			}
 			lx.scan(line)
 			if strings.TrimSpace(line) != "" && !strings.HasPrefix(strings.TrimSpace(line), "//") {
 				seenCode = true

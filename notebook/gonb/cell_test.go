@@ -102,3 +102,13 @@ func TestSplitArgs(t *testing.T) {
 		t.Error("unterminated quote accepted")
 	}
 }
+
+func TestParseInits(t *testing.T) {
+	c, err := Parse("func init_a() {\n\tfmt.Println(\"a\")\n}\nx := `\nfunc init_b() {\n`")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c.Inits, []string{"init_a"}) {
+		t.Errorf("inits %q", c.Inits)
+	}
+}

@@ -73,9 +73,6 @@ func RunTests(ts Tests, args []string) (int, error) {
 	if err := fs.Parse(args); err != nil {
 		return 2, fmt.Errorf("%%test %s: %v (test flags are -test.v, -test.run=REGEXP, -test.bench=REGEXP, ...)", strings.Join(args, " "), err)
 	}
-	if fs.NArg() > 0 {
-		return 2, fmt.Errorf("%%test: %q is not a test flag (test flags start with -test.)", fs.Arg(0))
-	}
 	if !flag.Parsed() {
 		_ = flag.CommandLine.Parse(nil)
 	}

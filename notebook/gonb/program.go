@@ -28,7 +28,9 @@ type Decl struct {
 // is not carried). Imports the program does not use are dropped (GoNB's
 // goimports drops them). A statement outside func main is an error: a
 // program has nowhere to run it.
-func Program(session []Decl, cell, extra string) (string, error) {
+// resolve, when not nil, names the package a name used without an import
+// means ("" for none), as for cells.
+func Program(session []Decl, cell, extra string, resolve func(name, src string) string) (string, error) {
 	units := cells.Split(cell)
 	var cellImports, cellDecls []string
 	for _, u := range units {
@@ -89,7 +91,18 @@ func Program(session []Decl, cell, extra string) (string, error) {
 	for _, d := range cellDecls {
 		body.WriteString(d + "\n\n")
 	}
-	used, parsed := usedNames(body.String())
+	used, unresolved, parsed := usedNames(body.String())
+	if resolve != nil {
+		for _, name := range unresolved {
+			if imported[name] {
+				continue
+			}
+			if p := resolve(name, body.String()); p != "" {
+				imported[name] = true
+				importLines = append(importLines, name+" "+strconv.Quote(p))
+			}
+		}
+	}
 	b.WriteString("import (\n")
 	for _, l := range importLines {
 		name, path, _ := strings.Cut(l, " ")
@@ -188,23 +201,34 @@ func recvName(t ast.Expr) string {
 }
 
 // usedNames are the identifiers used as the left side of a selector
-// (pkg.Name) in src, a list of declarations; false when src does not
+// (pkg.Name) in src, a list of declarations, and those of them src does
+// not declare (packages it may need imported); false when src does not
 // parse (every import is kept then: the compiler says what is wrong).
-func usedNames(src string) (map[string]bool, bool) {
+func usedNames(src string) (map[string]bool, []string, bool) {
 	used := map[string]bool{}
-	f, err := parser.ParseFile(token.NewFileSet(), "", "package p\n"+src, parser.SkipObjectResolution)
+	f, err := parser.ParseFile(token.NewFileSet(), "", "package p\n"+src, 0)
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
+	unresolvedIDs := map[*ast.Ident]bool{}
+	for _, id := range f.Unresolved {
+		unresolvedIDs[id] = true
+	}
+	var unresolved []string
+	seen := map[string]bool{}
 	ast.Inspect(f, func(n ast.Node) bool {
 		if se, ok := n.(*ast.SelectorExpr); ok {
 			if id, ok := se.X.(*ast.Ident); ok {
 				used[id.Name] = true
+				if unresolvedIDs[id] && !seen[id.Name] {
+					seen[id.Name] = true
+					unresolved = append(unresolved, id.Name)
+				}
 			}
 		}
 		return true
 	})
-	return used, true
+	return used, unresolved, true
 }
 
 func overlaps(names []string, set map[string]bool) bool {
