@@ -2,14 +2,15 @@
 // (complete_request), inspection (inspect_request), pager help (`name?`) and
 // the is_complete check a console uses to decide whether Enter runs the cell.
 //
-// It is independent of the interpreter. What earlier cells declared and
-// imported comes in through a [Scope]; the text being edited is parsed
-// leniently with go/scanner and go/parser (a cell may mix declarations and
-// statements, and is usually unfinished while it is being edited). The API of
-// standard-library packages is read from their source under GOROOT with
-// go/doc; when GOROOT has no sources the names and signatures come from the
-// interpreter's symbol tables (github.com/traefik/yaegi/stdlib) by
-// reflection. Members and types of cell variables (`p.` completion, inspecting
+// It is independent of the interpreter (it imports no yaegi). What earlier
+// cells declared and imported comes in through a [Scope]; the text being
+// edited is parsed leniently with go/scanner and go/parser (a cell may mix
+// declarations and statements, and is usually unfinished while it is being
+// edited). The standard library's packages are those under GOROOT/src and
+// their API is read from that source with go/doc; packages the scope's
+// symbol tables ([SymbolScope]) hold besides are importable too, their
+// names and signatures read by reflection (also for the standard library
+// when GOROOT has no sources). Members and types of cell variables (`p.` completion, inspecting
 // a variable) come from go/types over the declaration log and the cell.
 //
 // # Conventions
@@ -25,9 +26,7 @@
 // cursor, so completing inside a word replaces the whole word. Inside an
 // import path string the matches are import paths and the span is the text
 // between the opening quote and the cursor. "pkg." completes the members
-// of an importable package even when no cell imported it yet, and members
-// the interpreter lacks (names added to the standard library after the Go
-// version yaegi's symbol tables were extracted for) are left out.
+// of an importable package even when no cell imported it yet.
 //
 // [IsComplete] indents continuation lines by one level more than the line
 // that opened the innermost bracket: a tab if the cell already indents with

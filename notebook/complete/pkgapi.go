@@ -17,8 +17,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/traefik/yaegi/stdlib"
-
 	"github.com/goaccel/goaccel/notebook/cells"
 )
 
@@ -94,41 +92,71 @@ func loadAPI(path string, syms map[string]map[string]reflect.Value) *pkgAPI {
 	return e.api
 }
 
-// yaegiSymbols returns the interpreter's symbols for path (nil if none).
-func yaegiSymbols(path string, extra map[string]map[string]reflect.Value) map[string]reflect.Value {
-	for _, m := range []map[string]map[string]reflect.Value{extra, stdlib.Symbols} {
-		for k, v := range m {
-			if i := strings.LastIndexByte(k, '/'); i > 0 && k[:i] == path {
-				return v
-			}
+// symbolsOf returns the symbol table of path in tables (nil if none).
+func symbolsOf(path string, tables map[string]map[string]reflect.Value) map[string]reflect.Value {
+	for k, v := range tables {
+		if i := strings.LastIndexByte(k, '/'); i > 0 && k[:i] == path {
+			return v
 		}
 	}
 	return nil
 }
 
-// importable maps import paths to package names: what cells can import.
-var importable = sync.OnceValue(func() map[string]string {
+// standardPackages maps the import paths of the standard library under
+// GOROOT to their package names: what cells can import besides modules.
+// Read once from the source tree (the toolchain cells are built with).
+var standardPackages = sync.OnceValue(func() map[string]string {
 	m := map[string]string{}
-	for k := range stdlib.Symbols {
-		i := strings.LastIndexByte(k, '/')
-		if i <= 0 || strings.HasPrefix(k, "github.com/traefik/yaegi") {
-			continue
+	root := filepath.Join(build.Default.GOROOT, "src")
+	fset := token.NewFileSet()
+	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
 		}
-		m[k[:i]] = k[i+1:]
-	}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			return nil
+		}
+		for _, part := range strings.Split(rel, "/") {
+			if part == "internal" || part == "vendor" || part == "testdata" || part == "cmd" && rel == "cmd" {
+				return filepath.SkipDir
+			}
+		}
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return nil
+		}
+		for _, e := range entries {
+			n := e.Name()
+			if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, filepath.Join(path, n), nil, parser.PackageClauseOnly)
+			if err != nil || f.Name.Name == "main" || f.Name.Name == "documentation" {
+				continue
+			}
+			m[rel] = f.Name.Name
+			break
+		}
+		return nil
+	})
 	return m
 })
 
+// importablePaths maps what cells can import to package names: the
+// standard library and the packages of the scope's symbol tables.
 func importablePaths(extra map[string]map[string]reflect.Value) map[string]string {
+	std := standardPackages()
 	if len(extra) == 0 {
-		return importable()
+		return std
 	}
-	m := map[string]string{}
-	for k, v := range importable() {
+	m := make(map[string]string, len(std)+len(extra))
+	for k, v := range std {
 		m[k] = v
 	}
 	for k := range extra {
-		if i := strings.LastIndexByte(k, '/'); i > 0 {
+		if i := strings.LastIndexByte(k, '/'); i > 0 && !strings.HasPrefix(k, "github.com/traefik/yaegi") {
 			m[k[:i]] = k[i+1:]
 		}
 	}
@@ -287,40 +315,8 @@ func loadFromSource(path string) *pkgAPI {
 		addValues(t.Consts)
 		addValues(t.Vars)
 	}
-	filterBySymbols(api, yaegiSymbols(path, nil))
 	sort.Slice(api.Members, func(i, j int) bool { return api.Members[i].Name < api.Members[j].Name })
 	return api
-}
-
-// filterBySymbols drops names the interpreter does not offer: stdlib
-// symbols extracted for an older Go than the one whose sources we read.
-// Generic functions and types are kept (yaegi supplies those from source),
-// and so is everything when the interpreter lists no symbols for the
-// package.
-func filterBySymbols(api *pkgAPI, syms map[string]reflect.Value) {
-	if len(syms) == 0 {
-		return
-	}
-	keep := api.Members[:0]
-	for _, m := range api.Members {
-		if _, ok := syms[m.Name]; ok || strings.Contains(m.Signature, "[") && isGenericSig(m) {
-			keep = append(keep, m)
-		} else {
-			delete(api.byName, m.Name)
-		}
-	}
-	api.Members = keep
-}
-
-// isGenericSig reports whether m declares type parameters.
-func isGenericSig(m *member) bool {
-	switch m.Kind {
-	case "func":
-		return strings.HasPrefix(m.Signature, "func "+m.Name+"[")
-	case "type":
-		return strings.HasPrefix(m.Signature, "type "+m.Name+"[")
-	}
-	return false
 }
 
 // typeSignature is a one-line summary: "type Builder struct",
@@ -349,7 +345,7 @@ func oneLine(s string) string {
 // loadFromSymbols builds an API by reflection from the interpreter's symbol
 // table: names, kinds and signatures, no docs.
 func loadFromSymbols(path string, extra map[string]map[string]reflect.Value) *pkgAPI {
-	syms := yaegiSymbols(path, extra)
+	syms := symbolsOf(path, extra)
 	if syms == nil {
 		return nil
 	}

@@ -87,10 +87,15 @@ func (p *Packages) Linked() map[string]map[string]reflect.Value {
 	return out
 }
 
-// CellFacing are goaccel's cell-facing packages and the extra tables, for
-// completion and inspection.
+// CellFacing are the standard library's tables, goaccel's cell-facing
+// packages and the extra tables, for completion and inspection (package
+// complete reads the standard library from GOROOT's source and takes the
+// names from these tables where that source is missing).
 func (p *Packages) CellFacing() map[string]map[string]reflect.Value {
 	out := map[string]map[string]reflect.Value{}
+	for k, v := range stdlib.Symbols {
+		out[k] = v
+	}
 	for k, v := range cellPackages() {
 		out[k] = v
 	}
