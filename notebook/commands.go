@@ -30,6 +30,10 @@ type cellState struct {
 	test *testRequest
 	// wasm: the cell is compiled for the browser (%wasm).
 	wasm bool
+	// quiet: the cell has code or other commands besides the one that
+	// runs, so %args sets the arguments without echoing them (as GoNB's
+	// %args, which prints nothing); a cell of %args alone shows them.
+	quiet bool
 }
 
 // runCommand runs one command line of a cell: GoNB's commands here,
@@ -90,6 +94,15 @@ func (e *Engine) runCommand(ctx context.Context, cmd gonb.Command, st *cellState
 		e.track(arg)
 	case "untrack":
 		e.untrack(arg)
+	case "args":
+		if !st.quiet {
+			return e.runMagic(ctx, cells.Magic{Line: cmd.Line, Text: cmd.Text})
+		}
+		args, err := gonb.SplitArgs(arg)
+		if err != nil {
+			return res, magicError("%%args: %v", err)
+		}
+		setArgs(args)
 	case "autoget", "noautoget":
 		if name == "noautoget" {
 			stdout("goaccel: imports of modules the session lacks are always fetched (GoNB's %noautoget has no equivalent here); %go get MODULE@VERSION pins a version first\n")

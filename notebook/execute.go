@@ -73,7 +73,7 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 	if gc.Magic != nil {
 		return frontend.ExecuteReply{Err: e.cellMagic(ctx, gc.Magic)}
 	}
-	st := &cellState{tee: tio}
+	st := &cellState{tee: tio, quiet: strings.TrimSpace(gc.Code) != "" || len(gc.Commands) > 1 || gc.Main != nil}
 	code := gc.Code
 	if len(gc.Inits) > 0 {
 		// GoNB's init_NAME functions are init functions: they run when
