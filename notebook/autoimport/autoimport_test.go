@@ -58,8 +58,8 @@ func TestResolve(t *testing.T) {
 		want string
 	}{
 		{"strings", []string{"Split"}, "strings"},
-		{"rand", []string{"Intn"}, "math/rand"},          // math/rand, not math/rand/v2 nor crypto/rand
-		{"rand", []string{"Reader"}, "crypto/rand"},      // the only one with Reader
+		{"rand", []string{"Intn"}, "math/rand"},     // math/rand, not math/rand/v2 nor crypto/rand
+		{"rand", []string{"Reader"}, "crypto/rand"}, // the only one with Reader
 		{"context", []string{"New"}, "example.com/ml/pkg/context"},
 		{"context", []string{"WithCancel"}, "context"},
 		{"backends", []string{"New"}, "example.com/ml/backends"}, // a loaded module first

@@ -416,7 +416,7 @@ func (st *state) imports(p *parsed, own, hidden map[string]bool) (importSet, []D
 	set := importSet{byPath: map[string]string{}}
 	taken := map[string]bool{} // local names of the cell's imports
 	paths := map[string]bool{} // paths the cell imports under a name
-	dots := map[string]bool{} // paths the cell dot-imports
+	dots := map[string]bool{}  // paths the cell dot-imports
 	add := func(is *ast.ImportSpec, name, path string) {
 		if name == "." {
 			dots[path] = true
