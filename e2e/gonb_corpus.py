@@ -126,8 +126,9 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 RULES = [
     # dates and clock times (log lines)
     (re.compile(r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(\.\d+)?"), "<date>"),
-    # Go benchmark lines: iterations and ns/op
-    (re.compile(r"(Benchmark\S*)-\d+(\s+)\d+\s+[\d.]+ ns/op"), r"\1\2<bench>"),
+    # Go benchmark lines: iterations and ns/op (and the column widths,
+    # which depend on the number of CPUs in the name's -N suffix)
+    (re.compile(r"(Benchmark\S*)-\d+\s+\d+\s+[\d.]+ ns/op"), r"\1 <bench>"),
     (re.compile(r"(Benchmark\S*)\s+\d+\s+[\d.]+ ns/op"), r"\1 <bench>"),
     (re.compile(r"^cpu: .*$", re.M), "cpu: <cpu>"),
     # rates and durations

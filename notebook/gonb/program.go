@@ -78,6 +78,9 @@ func Program(session []Decl, cell, extra string, resolve func(name, src string) 
 			continue
 		}
 		imported[name+" "+d.Path] = true
+		if name != "." && name != "_" {
+			imported[name] = true
+		}
 		importLines = append(importLines, name+" "+strconv.Quote(d.Path))
 	}
 	var body strings.Builder

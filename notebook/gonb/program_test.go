@@ -34,6 +34,15 @@ func TestProgram(t *testing.T) {
 			t.Errorf("program has %q:\n%s", unwanted, src)
 		}
 	}
+	// a package the session imports is not imported again for a name the
+	// resolver also knows (the !* program's main.go was "fmt redeclared")
+	src, err = Program(session, "func main() { fmt.Println(1) }", "", func(name, _ string) string { return name })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(src, `"fmt"`); n != 1 {
+		t.Errorf("fmt imported %d times:\n%s", n, src)
+	}
 	if _, err := Program(nil, "x := 1\nfunc main() {}", "", nil); err == nil {
 		t.Error("a statement outside main was accepted")
 	}
