@@ -22,7 +22,7 @@ A cell "runs" when it ends without an error output, within its timeout,
 with the kernel alive. Its outputs "match" when, normalized, they equal the
 saved ones: stream text as a terminal shows it (carriage returns applied,
 ANSI colours dropped), consecutive stream chunks joined, timings, dates,
-temporary paths, addresses and GoNB's random 8-hex-digit ids replaced by
+machine-specific paths, addresses and GoNB's random 8-hex-digit ids replaced by
 placeholders, PNG images compared by size, and goaccel's own notes on
 stderr (lines starting with "goaccel: ": imports added, modules fetched)
 left out. The report lists every cell that does not match, with the
@@ -137,8 +137,10 @@ RULES = [
     (re.compile(r"lastRenderTime=[\d.]+"), "lastRenderTime=<dur>"),
     # addresses and temporary paths
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
-    (re.compile(r"/tmp/[\w.~-]+(/[\w.~-]+)*"), "<tmp>"),
-    (re.compile(r"(/home|/root)/[\w.~/-]+"), "<home>"),
+    # (a machine's folders: the author's home, GoNB's /tmp, goaccel's
+    # cache and the corpus's scratch folder are all one placeholder)
+    (re.compile(r"/tmp/[\w.~@-]+(/[\w.~@-]+)*"), "<path>"),
+    (re.compile(r"(/home|/root)/[\w.~/@-]+"), "<path>"),
     # GoNB's UniqueId: 8 hex digits (ids of divs, displays, widgets)
     (re.compile(r"(?<![0-9a-fA-F])[0-9a-f]{8}(?![0-9a-fA-F])"), "<id>"),
 ]
