@@ -20,7 +20,9 @@ const Help = `goaccel magics (lines at the start of a cell):
   %env K           show K;  %env K=V (or %env K V) sets K
   %cd [DIR]        change the working directory (no DIR: show it)
   %args A B ...    set os.Args[1:] for the cells that follow (shell quoting;
-                   a fresh flag set, so flag.Parse in a cell sees them)
+                   a fresh flag set, so flag.Parse in a cell sees them;
+                   shown when the cell has nothing else, set silently in a
+                   cell with code, as GoNB's %args)
   %reset           fresh interpreter: forget all declarations and values
   %who             names declared so far, with their kinds
   %time / %%time   time the rest of the cell (wall time); %time CODE times CODE
