@@ -203,3 +203,23 @@ def test_widgets_over_the_gonb_comm(kernel):
             continue
         if m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == comm_id:
             from_kernel.append(m["content"]["data"])
+
+
+def test_goworkfix_makes_go_work_modules_importable_and_tracked(kernel, tmp_path):
+    _, kc = kernel
+    mod = tmp_path / "e2elocal"
+    mod.mkdir()
+    (mod / "go.mod").write_text("module example.com/e2elocal\n\ngo 1.21\n")
+    (mod / "e2elocal.go").write_text('package e2elocal\n\nfunc Hello() string { return "hello from a go.work module" }\n')
+    reply, out = run(kc, f'!*rm -f go.work && go work init && go work use . "{mod}"\n%goworkfix')
+    ok(reply)
+    assert f'Added replace rule for module "example.com/e2elocal" to local directory "{mod}"' in stdout_of(out)
+    reply, out = run(kc, "%track")
+    ok(reply)
+    assert f"<li>{mod}</li>" in "".join(d["data"].get("text/html", "") for d in displays(out))
+    reply, out = run(kc, 'import "example.com/e2elocal"\n\n%%\nfmt.Println(e2elocal.Hello())')
+    ok(reply)
+    assert stdout_of(out) == "hello from a go.work module\n"
+    reply, out = run(kc, f"%untrack {tmp_path}...\n%track")
+    ok(reply)
+    assert "No files or directory being tracked" in "".join(d["data"].get("text/html", "") for d in displays(out))

@@ -229,6 +229,21 @@ func (e *Engine) track(arg string) {
 	}
 }
 
+// addTracked adds dir to the tracked folders, once.
+func (g *gonbSession) addTracked(dir string) {
+	if dir == "" {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, t := range g.tracked {
+		if t == dir {
+			return
+		}
+	}
+	g.tracked = append(g.tracked, dir)
+}
+
 func (e *Engine) untrack(arg string) {
 	g := e.gonb
 	for _, p := range strings.Fields(arg) {

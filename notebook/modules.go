@@ -161,6 +161,8 @@ func (e *Engine) goWorkFix(ctx context.Context) *frontend.Error {
 			msg = fmt.Sprintf("\t- Module %q in %q is the module cache's copy of the version the session already uses: no replace rule needed.\n", f.Module, f.Dir)
 		}
 		e.out.Write("stdout", []byte(msg))
+		// As GoNB's, the folders of go.work's modules are tracked (%track).
+		e.gonb.addTracked(f.Dir)
 	}
 	if err != nil {
 		if session.IsCanceled(err) && ctx.Err() != nil {
