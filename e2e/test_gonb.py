@@ -223,3 +223,20 @@ def test_goworkfix_makes_go_work_modules_importable_and_tracked(kernel, tmp_path
     reply, out = run(kc, f"%untrack {tmp_path}...\n%track")
     ok(reply)
     assert "No files or directory being tracked" in "".join(d["data"].get("text/html", "") for d in displays(out))
+
+
+def test_test_command_runs_the_cells_tests_and_benchmarks(kernel):
+    _, kc = kernel
+    reply, out = run(kc, 'import "testing"\n\nfunc double(x int) int { return 2 * x }\n\n'
+                     'func TestDouble(t *testing.T) {\n\tif double(21) != 42 {\n\t\tt.Fatal("double(21) != 42")\n\t}\n}\n\n'
+                     'func BenchmarkDouble(b *testing.B) {\n\tfor i := 0; i < b.N; i++ {\n\t\t_ = double(i)\n\t}\n}\n\n'
+                     '%test -test.v -test.bench=. -test.benchtime=10x')
+    ok(reply)
+    text = stdout_of(out)
+    for want in ("=== RUN   TestDouble", "--- PASS: TestDouble", "pkg: goaccel.session", "BenchmarkDouble", "PASS"):
+        assert want in text, text
+    # a failing test fails the cell
+    reply, out = run(kc, 'func TestDoubleWrong(t *testing.T) {\n\tif double(2) != 5 {\n\t\tt.Error("double(2) is not 5")\n\t}\n}\n\n'
+                     '%test -test.run=TestDoubleWrong')
+    assert reply["content"]["status"] == "error"
+    assert "double(2) is not 5" in stdout_of(out)

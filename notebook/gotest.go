@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/notebook/build"
 	"github.com/goaccel/goaccel/notebook/gonb"
 	"github.com/goaccel/goaccel/notebook/internal/session"
 )
@@ -27,7 +28,7 @@ type testRequest struct {
 // %test gave, or GoNB's defaults (verbose, the tests and benchmarks the
 // cell declared; every test when it declared none).
 func (e *Engine) runTests(ctx context.Context, c *session.Cell, req *testRequest) *frontend.Error {
-	var ts gonb.Tests
+	ts := gonb.Tests{Pkg: build.SessionModule}
 	ts.Tests = map[string]func(*testing.T){}
 	ts.Benchmarks = map[string]func(*testing.B){}
 	var cellTests, cellBenchmarks []string

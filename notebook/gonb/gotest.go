@@ -20,6 +20,9 @@ import (
 type Tests struct {
 	Tests      map[string]func(*testing.T)
 	Benchmarks map[string]func(*testing.B)
+	// Pkg is the import path the benchmarks' header names (pkg:), as
+	// go test names the package it tests.
+	Pkg string
 }
 
 // TestArgs are the flags GoNB's %test gives the test binary when the cell
@@ -61,7 +64,7 @@ func RunTests(ts Tests, args []string) (int, error) {
 
 	// MainStart registers the test.* flags (once, on flag.CommandLine);
 	// they are parsed here from args, from their defaults.
-	m := testing.MainStart(testDeps{}, tests, benchmarks, nil, nil)
+	m := testing.MainStart(testDeps{pkg: ts.Pkg}, tests, benchmarks, nil, nil)
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
@@ -117,7 +120,7 @@ var errNoFuzz = errors.New("fuzzing is not supported in notebooks: run go test -
 
 // testDeps is what the testing package needs from the test binary
 // (testing/internal/testdeps in a binary go test builds).
-type testDeps struct{}
+type testDeps struct{ pkg string }
 
 var matchCache sync.Map
 
@@ -132,7 +135,7 @@ func (testDeps) MatchString(pat, str string) (bool, error) {
 	matchCache.Store(pat, re)
 	return re.MatchString(str), nil
 }
-func (testDeps) ImportPath() string                      { return "" }
+func (d testDeps) ImportPath() string                    { return d.pkg }
 func (testDeps) ModulePath() string                      { return "" }
 func (testDeps) SetPanicOnExit0(bool)                    {}
 func (testDeps) StartCPUProfile(w io.Writer) error       { return pprof.StartCPUProfile(w) }
