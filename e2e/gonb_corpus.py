@@ -106,6 +106,9 @@ KNOWN = {
         10: "%track: GoNB tracks the folders of go.work's modules; goaccel applies them as %use does",
         11: "the session's go.mod requires goaccel (module goaccel.session), GoNB's is the cell's own module",
     },
+    "gonb/init.ipynb": {c: _STATE + (": each cell's init functions (init and init_NAME) run when that cell runs, not "
+                                     "again before every later cell") for c in (2, 3, 4, 6)},
+    "gonb/gonbui.ipynb": {1: _COVER + " (GOCOVERDIR is empty)", 3: _WORKFIX},
     "gonb/input_boxes.ipynb": {
         1: _COVER + " (GOCOVERDIR is empty)",
         3: _WORKFIX,
