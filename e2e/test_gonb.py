@@ -152,7 +152,8 @@ def test_widgets_over_the_gonb_comm(kernel):
                         'clicks := b.Listen()\ngonbui.DisplayHTML("<i>button ready</i>")\n'
                         'fmt.Println("clicked", <-clicks.C)\nclicks.Close()\n'
                         's := widgets.Slider(0, 100, 50).WithAddress("e2e/slider").Done()\n'
-                        'fmt.Println("slider", s.Value())\ns.SetValue(77)\n')
+                        'moves := s.Listen()\ngonbui.DisplayHTML("<i>slider ready</i>")\n'
+                        'fmt.Println("slider", <-moves.C)\nmoves.Close()\ns.SetValue(77)\n')
 
     def front(address, value):
         kc.shell_channel.send(kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {"address": address, "value": value}}))
@@ -185,6 +186,8 @@ def test_widgets_over_the_gonb_comm(kernel):
             elif "button ready" in html:
                 front("e2e/button", 1)
             elif 'type="range"' in html:
+                front("e2e/slider", 50)  # the value the page reports first
+            elif "slider ready" in html:
                 front("e2e/slider", 42)
         elif t == "stream" and c["name"] == "stdout":
             stdout += c["text"]

@@ -88,10 +88,16 @@ func (g *gonbSession) close() {
 	}
 }
 
+// drainWait bounds drain: it returns as soon as the pipe is idle, so the
+// bound only matters for a cell that floods gonbui without a pause; it is
+// generous so that a busy machine's scheduling never reorders a display
+// or an input box's prompt.
+const drainWait = 10 * time.Second
+
 // drain waits until what cells wrote to gonbui so far has been handled.
 func (g *gonbSession) drain() {
 	if g != nil && g.srv != nil {
-		g.srv.Drain(2 * time.Second)
+		g.srv.Drain(drainWait)
 	}
 }
 
