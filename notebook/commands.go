@@ -98,7 +98,7 @@ func (e *Engine) runCommand(ctx context.Context, cmd gonb.Command, st *cellState
 		if !st.quiet {
 			return e.runMagic(ctx, cells.Magic{Line: cmd.Line, Text: cmd.Text})
 		}
-		args, err := gonb.SplitArgs(arg)
+		args, err := splitArgs(arg)
 		if err != nil {
 			return res, magicError("%%args: %v", err)
 		}
