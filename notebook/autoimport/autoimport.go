@@ -10,7 +10,8 @@
 // list. The first tier with candidates decides: one candidate is the
 // answer; several are an error that lists them (never a silent pick),
 // except among standard packages, where the kernel's preference decides
-// (math/rand over crypto/rand), as goimports does.
+// (math/rand over crypto/rand), and, for ResolveIn, where only one comes
+// from a module the cell imports other packages from, as goimports does.
 //
 // A module's packages are indexed once per module version (its directory
 // in the module cache does not change) and cached on disk.
@@ -23,11 +24,13 @@ import (
 	"go/ast"
 	"go/build"
 	"go/parser"
+	"go/scanner"
 	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -95,15 +98,76 @@ func Selectors(src, name string) []string {
 // it selects from it; "" when no package fits; an *AmbiguousError when
 // several do.
 func (r *Resolver) Resolve(ctx context.Context, name string, selectors []string) (string, error) {
+	return r.resolve(ctx, name, selectors, nil)
+}
+
+// ResolveIn is Resolve for a name a cell's source uses: where several
+// packages of a tier fit, the one from a module the cell imports other
+// packages from is the answer when it is the only such one (as goimports
+// ranks the notebook's direct dependencies above their own dependencies).
+func (r *Resolver) ResolveIn(ctx context.Context, name, src string) (string, error) {
+	return r.resolve(ctx, name, Selectors(src, name), Imports(src))
+}
+
+// Imports returns the import paths of the import declarations in a cell's
+// source; lines that are not Go (%%, !, %cmd) are skipped by the scanner.
+func Imports(src string) []string {
+	fset := token.NewFileSet()
+	var s scanner.Scanner
+	s.Init(fset.AddFile("", -1, len(src)), []byte(src), func(token.Position, string) {}, 0)
+	var out []string
+	next := func() (token.Token, string) {
+		_, tok, lit := s.Scan()
+		return tok, lit
+	}
+	for {
+		tok, _ := next()
+		if tok == token.EOF {
+			return out
+		}
+		if tok != token.IMPORT {
+			continue
+		}
+		tok, lit := next()
+		group := tok == token.LPAREN
+		for {
+			if group {
+				tok, lit = next()
+			}
+			if tok == token.IDENT || tok == token.PERIOD {
+				tok, lit = next()
+			}
+			if tok == token.STRING {
+				if p, err := strconv.Unquote(lit); err == nil {
+					out = append(out, p)
+				}
+			}
+			if !group || tok == token.RPAREN || tok == token.EOF {
+				break
+			}
+		}
+	}
+}
+
+func (r *Resolver) resolve(ctx context.Context, name string, selectors, imports []string) (string, error) {
 	r.stdOnce.Do(r.indexStd)
 	var tier1 []string
 	seen := map[string]bool{}
+	near := map[string]bool{} // candidates from a module the cell imports from
 	add := func(tier *[]string, path, dir string) {
 		if seen[path] || !r.declares(dir, selectors) {
 			return
 		}
 		seen[path] = true
 		*tier = append(*tier, path)
+	}
+	addMod := func(tier *[]string, m Module, path, dir string) {
+		add(tier, path, dir)
+		for _, imp := range imports {
+			if isPrefix(m.Path, imp) && seen[path] {
+				near[path] = true
+			}
+		}
 	}
 	for _, p := range r.std[name] {
 		add(&tier1, p, filepath.Join(r.GoRoot, "src", p))
@@ -127,26 +191,27 @@ func (r *Resolver) Resolve(ctx context.Context, name string, selectors []string)
 			continue
 		}
 		for _, p := range r.index(m).Names[name] {
-			add(&tier1, p.Path, filepath.Join(m.Dir, p.Rel))
+			addMod(&tier1, m, p.Path, filepath.Join(m.Dir, p.Rel))
 		}
 	}
 	if preferred != "" && !seen[preferred] && !r.isStd(preferred) && len(selectors) == 0 {
 		tier1 = append(tier1, preferred)
 	}
-	if path, err := pick(name, tier1, preferred, r.isStd); path != "" || err != nil {
+	if path, err := pick(name, tier1, preferred, near, r.isStd); path != "" || err != nil {
 		return path, err
 	}
 	var tier2 []string
 	for _, m := range rest {
 		for _, p := range r.index(m).Names[name] {
-			add(&tier2, p.Path, filepath.Join(m.Dir, p.Rel))
+			addMod(&tier2, m, p.Path, filepath.Join(m.Dir, p.Rel))
 		}
 	}
-	return pick(name, tier2, "", r.isStd)
+	return pick(name, tier2, "", near, r.isStd)
 }
 
-// pick chooses among a tier's candidates.
-func pick(name string, cands []string, preferred string, isStd func(string) bool) (string, error) {
+// pick chooses among a tier's candidates: the only one, the preferred
+// standard package among standard ones, or the only one near the cell.
+func pick(name string, cands []string, preferred string, near map[string]bool, isStd func(string) bool) (string, error) {
 	switch len(cands) {
 	case 0:
 		return "", nil
@@ -163,6 +228,15 @@ func pick(name string, cands []string, preferred string, isStd func(string) bool
 				return c, nil
 			}
 		}
+	}
+	var mine []string
+	for _, c := range cands {
+		if near[c] {
+			mine = append(mine, c)
+		}
+	}
+	if len(mine) == 1 {
+		return mine[0], nil
 	}
 	sort.Strings(cands)
 	return "", &AmbiguousError{Name: name, Candidates: cands}

@@ -95,7 +95,7 @@ func New(opts Options) (*Runner, error) {
 	r.resolver = res
 	r.comp = compiled.New(compiled.Options{Builder: b, AutoImport: opts.AutoImport, Symbols: opts.Symbols, NoEval: opts.AlwaysBuild,
 		Resolve: func(name, src string) (string, error) {
-			return res.Resolve(context.Background(), name, autoimport.Selectors(src, name))
+			return res.ResolveIn(context.Background(), name, src)
 		}})
 	r.comp.Late = func(msg string) { r.out.Stderr(msg + "\n") }
 	compiled.SetLaunchName(opts.LaunchName)
