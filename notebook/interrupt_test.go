@@ -2,8 +2,12 @@ package notebook
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -78,6 +82,38 @@ func notStuck(t *testing.T, r frontend.ExecuteReply) {
 	}
 }
 
+// printedLine reports whether out has line as a whole line. The tests
+// look for a cell's own lines this way: with -test.v the testing
+// package's log lines ("... ended 3ms after the interrupt") go to the
+// process's stdout too, which the engine captures for the cell that is
+// still running.
+func printedLine(out, line string) bool {
+	for _, l := range strings.Split(out, "\n") {
+		if l == line {
+			return true
+		}
+	}
+	return false
+}
+
+// waitForBlockedRead waits until a thread of this process is blocked in
+// read(2) on fd, as /proc/self/task/*/syscall shows (the syscall's number,
+// then its arguments in hex).
+func waitForBlockedRead(t *testing.T, fd int) {
+	want := fmt.Sprintf("%d 0x%x ", syscall.SYS_READ, fd)
+	deadline := time.Now().Add(patience)
+	for time.Now().Before(deadline) {
+		tasks, _ := filepath.Glob("/proc/self/task/*/syscall")
+		for _, f := range tasks {
+			if b, err := os.ReadFile(f); err == nil && strings.HasPrefix(string(b), want) {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Errorf("no thread blocked in read(%d) within %v", fd, patience)
+}
+
 // startSignal returns a fakeIO that closes started at the first stdout
 // text containing "started".
 func startSignal() (*fakeIO, chan struct{}) {
@@ -100,14 +136,19 @@ func TestInterruptedCellLeavesNoOutputBehind(t *testing.T) {
 	}
 	mustRun(t, e, "import (\n\t\"fmt\"\n\t\"time\"\n)")
 	io, started := startSignal()
-	r, took := interruptAfter(t, e, `for i := 0; i < 4; i++ {
+	r, took := interruptAfter(t, e, `ready := make(chan bool)
+for i := 0; i < 4; i++ {
 	go func() {
 		defer fmt.Println("deferred")
+		ready <- true
 		for {
 			fmt.Println("tick")
 			time.Sleep(time.Millisecond)
 		}
 	}()
+}
+for i := 0; i < 4; i++ {
+	<-ready
 }
 fmt.Println("started")
 select {}
@@ -120,7 +161,7 @@ fmt.Println("after")`, 100*time.Millisecond, io, started)
 	notStuck(t, r)
 	t.Logf("the interrupt took %v", took)
 	out := io.text("stdout")
-	if strings.Count(out, "deferred") != 4 || strings.Contains(out, "after") {
+	if strings.Count(out, "deferred") != 4 || printedLine(out, "after") {
 		t.Fatalf("the interrupted cell's output: %q", out)
 	}
 	time.Sleep(50 * time.Millisecond) // late output, if any, would arrive by now (cannot fail a correct engine)
@@ -171,9 +212,22 @@ func TestStuckCellIsNamed(t *testing.T) {
 		t.Skip("compiled cells unavailable: ", e.compErr)
 	}
 	mustRun(t, e, "import (\n\t\"fmt\"\n\t\"syscall\"\n)\nvar p [2]int\nsyscall.Pipe(p[:])\nkept := 3")
-	io, started := startSignal()
-	// The read blocks forever: the cell ends because it is named stuck.
-	r, took := interruptAfter(t, e, "fmt.Println(\"started\")\nbuf := make([]byte, 1)\nsyscall.Read(p[0], buf)\nfmt.Println(\"after\")", 50*time.Millisecond, io, started)
+	rfd, _ := mustRun(t, e, "p[0]")
+	fd, err := strconv.Atoi(resultText(rfd))
+	if err != nil {
+		t.Fatalf("the pipe's read end: %q", resultText(rfd))
+	}
+	io, printed := startSignal()
+	// The interrupt comes once the cell's goroutine is inside read(2) (a
+	// busy machine may take long to get it there from the print): the
+	// read blocks forever, and the cell ends because it is named stuck.
+	started := make(chan struct{})
+	go func() {
+		<-printed
+		waitForBlockedRead(t, fd)
+		close(started)
+	}()
+	r, took := interruptAfter(t, e, "fmt.Println(\"started\")\nbuf := make([]byte, 1)\nsyscall.Read(p[0], buf)\nfmt.Println(\"after\")", 0, io, started)
 	t.Logf("the stuck cell ended %v after the interrupt", took)
 	if r.Err == nil || r.Err.Name != "Interrupted" {
 		t.Fatalf("err %+v", r.Err)
@@ -195,7 +249,7 @@ func TestStuckCellIsNamed(t *testing.T) {
 		return !strings.Contains(g.text("stdout"), "(interrupted, not stopped yet)")
 	})
 	rr, io3 := mustRun(t, e, "kept")
-	if resultText(rr) != "3" || strings.Contains(io3.text("stdout"), "after") || strings.Contains(io.text("stdout"), "after") {
+	if resultText(rr) != "3" || printedLine(io3.text("stdout"), "after") || printedLine(io.text("stdout"), "after") {
 		t.Fatalf("after the stuck cell: %q %q", resultText(rr), io3.text("stdout"))
 	}
 }
@@ -215,7 +269,7 @@ func TestInterruptWhileWaitingForInput(t *testing.T) {
 		t.Fatalf("err %+v after %v", r.Err, took)
 	}
 	notStuck(t, r)
-	if strings.Contains(io.text("stdout"), "after") {
+	if printedLine(io.text("stdout"), "after") {
 		t.Fatal("the cell went on after the interrupt")
 	}
 	// allow_stdin false: the read fails with a clear error.
