@@ -109,36 +109,34 @@ var standardPackages = sync.OnceValue(func() map[string]string {
 	m := map[string]string{}
 	root := filepath.Join(build.Default.GOROOT, "src")
 	fset := token.NewFileSet()
+	// One walk: a directory is skipped where no importable package can be
+	// (its parents were checked on the way down); a package's name is read
+	// from its first non-test file that is not package main.
 	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if rel == "." {
-			return nil
-		}
-		for _, part := range strings.Split(rel, "/") {
-			if part == "internal" || part == "vendor" || part == "testdata" || part == "cmd" && rel == "cmd" {
-				return filepath.SkipDir
-			}
-		}
-		entries, err := os.ReadDir(path)
 		if err != nil {
 			return nil
 		}
-		for _, e := range entries {
-			n := e.Name()
-			if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
-				continue
+		if d.IsDir() {
+			switch name := d.Name(); {
+			case name == "internal", name == "vendor", name == "testdata", path == filepath.Join(root, "cmd"):
+				return filepath.SkipDir
 			}
-			f, err := parser.ParseFile(fset, filepath.Join(path, n), nil, parser.PackageClauseOnly)
-			if err != nil || f.Name.Name == "main" || f.Name.Name == "documentation" {
-				continue
-			}
-			m[rel] = f.Name.Name
-			break
+			return nil
 		}
+		n := d.Name()
+		if !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
+		if _, done := m[rel]; done || rel == "." {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.PackageClauseOnly)
+		if err != nil || f.Name.Name == "main" || f.Name.Name == "documentation" {
+			return nil
+		}
+		m[rel] = f.Name.Name
 		return nil
 	})
 	return m
