@@ -6,6 +6,9 @@
 #   make fidelity  Go programs run as notebook cells, compared with go run (fidelity/README.md);
 #                  FIDELITY_SUITE, FIDELITY_RUN, FIDELITY_J, FIDELITY_TIMEOUT, FIDELITY_DIFF=1,
 #                  FIDELITY_LIST=1 select programs and show more
+#   make gonb-corpus  GoNB's and GoMLX's published notebooks run as they are, cells that
+#                  run and outputs that match the saved ones (e2e/gonb_corpus.py;
+#                  CORPUS=gonb|gomlx, CORPUS_ARGS=--diff); not part of `make test`
 #   make flake  the timing-sensitive Go and e2e tests FLAKE_N times (20) under full
 #               CPU load, with a table of the tests that failed (scripts/flake.sh:
 #               FLAKE_PKGS, FLAKE_PYTESTS, FLAKE_LOAD=0); not part of `make test`
@@ -33,7 +36,7 @@ export GOACCEL_VENV := $(VENV)
 # os.Exit in a package a cell calls from ending the kernel.
 LDFLAGS := -checklinkname=0 -extldflags=-Wl,-z,lazy -X github.com/goaccel/goaccel/notebook/build.SourceDir=$(CURDIR)
 
-.PHONY: all build prebuild lab test test-deps notebook-mods go-test e2e browser-test bench fidelity flake vet fmt-check clean venv browser-deps etcd-deps tcmalloc-deps
+.PHONY: all build prebuild lab test test-deps notebook-mods go-test e2e browser-test bench fidelity gonb-corpus flake vet fmt-check clean venv browser-deps etcd-deps tcmalloc-deps
 
 all: build
 
@@ -96,6 +99,10 @@ fidelity:
 	$(GO) build -o bin/fidelity ./fidelity/cmd/fidelity
 	$(GO) build -ldflags='$(LDFLAGS)' -o bin/runcell ./fidelity/cmd/runcell
 	./bin/fidelity -runcell bin/runcell
+
+CORPUS ?= all
+gonb-corpus: build prebuild venv
+	$(PY) e2e/gonb_corpus.py --corpus $(CORPUS) $(CORPUS_ARGS)
 
 flake: venv
 	@GO='$(GO)' MAKE='$(MAKE)' PY='$(PY)' LDFLAGS='$(LDFLAGS)' bash scripts/flake.sh

@@ -53,6 +53,23 @@ func current() frontend.Publisher {
 	return sink
 }
 
+// Publish sends data to the installed sink: display_data (with displayID,
+// which may be empty), or with update update_display_data for an earlier
+// display of displayID. It reports whether a sink took it. It serves
+// other display protocols (GoNB's gonbui) that name their own display ids.
+func Publish(data frontend.MIMEBundle, metadata map[string]any, displayID string, update bool) bool {
+	p := current()
+	if p == nil {
+		return false
+	}
+	if update {
+		p.UpdateDisplay(data, metadata, displayID)
+	} else {
+		p.Display(data, metadata, displayID)
+	}
+	return true
+}
+
 // Handle names one displayed output so it can be replaced in place.
 type Handle struct {
 	id string

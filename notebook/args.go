@@ -7,14 +7,23 @@ import (
 	"flag"
 	"os"
 	"strings"
+
+	"github.com/goaccel/goaccel/notebook/gxrt"
 )
 
 // setArgs makes args the process's os.Args[1:], which cells share with the
-// kernel, and gives package flag a fresh flag set, as a new run of a
-// program would have: flag.Parse in a cell (gxrt.FlagParse) parses
-// os.Args[1:], and cells that define flags can run again.
+// kernel, and sets every flag back to its default value, as a new run of
+// a program starts: flag.Parse in a cell (gxrt.FlagParse) parses
+// os.Args[1:]. The flags cells defined stay defined (a cell defining a
+// flag again replaces it: see gxrt/flags.go).
 func setArgs(args []string) {
 	os.Args = append([]string{os.Args[0]}, args...)
+	gxrt.ResetFlags()
+}
+
+// freshFlags gives package flag a fresh flag set, without the kernel's
+// own flags: cells see a program's.
+func freshFlags() {
 	fs := flag.NewFlagSet(os.Args[0], flag.ContinueOnError)
 	fs.Usage = func() { flag.Usage() }
 	// Parsed (with nothing) as the process's flags were: code that asks

@@ -13,6 +13,7 @@ import (
 	"github.com/goaccel/goaccel/notebook/compiledrunner"
 	"github.com/goaccel/goaccel/notebook/dap"
 	"github.com/goaccel/goaccel/notebook/fdcapture"
+	"github.com/goaccel/goaccel/notebook/gonb"
 	"github.com/goaccel/goaccel/notebook/internal/session"
 	"github.com/goaccel/goaccel/notebook/launch"
 	"github.com/goaccel/goaccel/notebook/yaegirunner"
@@ -42,6 +43,10 @@ type Options struct {
 	// ones (assignments, calls, a trailing expression) that are otherwise
 	// evaluated without a build (package eval).
 	AlwaysBuild bool
+	// KernelID is the id Jupyter gave the kernel (GoNB's
+	// GONB_JUPYTER_KERNEL_ID; the browser's end of gonbui's comms needs
+	// it), "" when unknown.
+	KernelID string
 }
 
 // DeclKind is the kind of a logged declaration.
@@ -98,6 +103,9 @@ type Engine struct {
 	interpDebugged bool
 	codeMu         sync.Mutex
 	codes          map[int]string // each cell's code, by execution count
+
+	// gonb is what GoNB's notebooks need (gonbui.go)
+	gonb *gonbSession
 }
 
 // New starts an engine with a fresh session.
@@ -121,7 +129,9 @@ func New(opts Options) (*Engine, error) {
 	e.dbg = dap.New(dap.Options{Host: debugHost{e}, TypeName: interp.TypeName})
 	// Cells see a program started without arguments, as go run starts it,
 	// not the kernel's command line (%args gives them some).
+	freshFlags()
 	setArgs(nil)
+	e.startGonb()
 	if opts.Capture != nil {
 		opts.Capture.SetOutput(func(stream string, p []byte) {
 			if stream == "stderr" {
@@ -197,6 +207,7 @@ func (e *Engine) Close() error {
 	if e.opts.Capture != nil {
 		e.opts.Capture.SetOutput(nil)
 	}
+	e.gonb.close()
 	err := e.dbg.Close()
 	if e.compiled != nil {
 		if cerr := e.compiled.Close(); cerr != nil {
@@ -215,4 +226,9 @@ func (e *Engine) Imports() map[string]string { return e.log.Imports() }
 
 // SetComms lets cells serve Jupyter comms through package comm
 // (kernel.CommUser).
-func (e *Engine) SetComms(c frontend.Comms) { comm.SetRegistry(c) }
+func (e *Engine) SetComms(c frontend.Comms) {
+	comm.SetRegistry(c)
+	if e.gonb != nil && e.gonb.front != nil {
+		c.RegisterTarget(gonb.CommTarget, e.gonb.front.Open)
+	}
+}

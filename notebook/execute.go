@@ -13,6 +13,7 @@ import (
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/input"
 	"github.com/goaccel/goaccel/launcher"
+	"github.com/goaccel/goaccel/notebook/gonb"
 	"github.com/goaccel/goaccel/notebook/gxrt"
 	"github.com/goaccel/goaccel/notebook/internal/session"
 )
@@ -28,7 +29,10 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 	if closed {
 		return frontend.ExecuteReply{Err: &frontend.Error{Name: "EngineClosed", Value: "the Go engine was closed"}}
 	}
+	tio := &teeIO{CellIO: cio} // %capture
+	cio = tio
 	c := session.NewCell(ctx, cio, req.AllowStdin, req.ExecutionCount)
+	c.BeforeStdin = e.gonb.drain
 	defer c.End()
 	ctx = c.Ctx
 	e.cells.Start(c)
@@ -51,7 +55,10 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 				Traceback: strings.Split(string(debug.Stack()), "\n"),
 			}}
 		}
+		e.gonb.drain()
 		e.flushOutput()
+		gxrt.SetMainHook(nil)
+		tio.close()
 		restoreLaunch()
 		restoreInput()
 		restoreDisplay()
@@ -59,20 +66,42 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 
 	e.recordCode(req.ExecutionCount, req.Code)
 	e.syncDebugger()
-	magics, code := splitMagics(req.Code)
+	gc, perr := gonb.Parse(req.Code)
+	if perr != nil {
+		return frontend.ExecuteReply{Err: magicError("%v", perr)}
+	}
+	if gc.Magic != nil {
+		return frontend.ExecuteReply{Err: e.cellMagic(ctx, gc.Magic)}
+	}
+	st := &cellState{tee: tio, quiet: strings.TrimSpace(gc.Code) != "" || len(gc.Commands) > 1 || gc.Main != nil}
+	code := gc.Code
+	if len(gc.Inits) > 0 {
+		// GoNB's init_NAME functions are init functions: they run when
+		// their cell runs, before its statements finish (and before main).
+		code += "\n" + strings.Join(gc.Inits, "(); ") + "()"
+	}
 	timed := false
-	for _, m := range magics {
-		res, err := e.runMagic(ctx, m)
+	for _, cmd := range gc.Commands {
+		res, err := e.runCommand(ctx, cmd, st)
 		if err != nil {
-			return frontend.ExecuteReply{Err: err}
+			return frontend.ExecuteReply{Err: err, Payload: reply.Payload}
 		}
 		reply.Payload = append(reply.Payload, res.payload...)
 		if res.time {
 			timed = true
 		}
 		if res.code != "" {
-			code = spliceLine(code, m.Line, res.code)
+			code = spliceLine(code, cmd.Line, res.code)
 		}
+	}
+	if gc.Main != nil {
+		// GoNB's %% ARGS: the arguments of this run (and the next ones,
+		// until %args or another %%), parsed by flag.Parse before main.
+		setArgs(gc.Main.Args)
+		gxrt.SetMainHook(gxrt.FlagParse)
+	}
+	if st.wasm {
+		return e.wasmCell(ctx, c, code, gc.Main, reply)
 	}
 	start := time.Now()
 	if strings.TrimSpace(code) != "" {
@@ -95,6 +124,11 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 	}
 	if timed {
 		e.out.Write("stdout", []byte(fmt.Sprintf("Wall time: %v\n", roundDuration(time.Since(start)))))
+	}
+	if st.test != nil {
+		if err := e.runTests(ctx, c, st.test); err != nil {
+			return frontend.ExecuteReply{Err: err, Payload: reply.Payload}
+		}
 	}
 	if len(req.UserExpressions) > 0 {
 		reply.UserExpressions = e.userExpressions(ctx, c, req.UserExpressions)

@@ -2,20 +2,15 @@ package notebook
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/notebook/cells"
-	"github.com/goaccel/goaccel/notebook/internal/session"
+	"github.com/goaccel/goaccel/notebook/gonb"
 )
 
 // Help is the text of %help.
@@ -25,7 +20,9 @@ const Help = `goaccel magics (lines at the start of a cell):
   %env K           show K;  %env K=V (or %env K V) sets K
   %cd [DIR]        change the working directory (no DIR: show it)
   %args A B ...    set os.Args[1:] for the cells that follow (shell quoting;
-                   a fresh flag set, so flag.Parse in a cell sees them)
+                   a fresh flag set, so flag.Parse in a cell sees them;
+                   shown when the cell has nothing else, set silently in a
+                   cell with code, as GoNB's %args)
   %reset           fresh interpreter: forget all declarations and values
   %who             names declared so far, with their kinds
   %time / %%time   time the rest of the cell (wall time); %time CODE times CODE
@@ -41,6 +38,30 @@ Modules (compiled cells):
                    editing the module to load the new version
   %use             apply the go.work in the working directory again (a go.work
                    beside the notebook is applied before the first cell)
+GoNB's cell language (GoNB's notebooks run here as they are):
+  %%  [ARGS]       (or %main) the rest of the cell is func main, run after
+                   flag.Parse with ARGS as os.Args[1:]; //gonb:%% works too
+  %exec F [ARGS]   run func F as main, with ARGS
+  !*CMD            CMD in the session module's directory ($GONB_TMP_DIR),
+                   where go get / go mod edit change the cells' go.mod
+                   (checked like %go get; ! lines run with bash)
+  %test [FLAGS]    run the session's Test/Benchmark functions (default: -test.v
+                   and the cell's own tests and benchmarks)
+  %ls / %list      the session's declarations; %rm NAME... forgets some
+  %capture [-a] F  copy the cell's output to file F
+  %%writefile [-a] F   write the rest of the cell to F
+  %%script CMD, %%bash, %%sh   run the rest of the cell as CMD's input
+  %with_inputs / %with_password   the next ! command reads what you type
+  %goflags [F...]  flags for !*go build and %wasm (cells themselves are built
+                   with the kernel's settings; the cell says so)
+  %wasm            compile the cell (GOOS=js GOARCH=wasm) and run it in the
+                   page, in a div named GonbWasmDivId
+  %widgets         connect the browser for gonbui's widgets; %widgets_hb pings it
+  %goworkfix       the go.work in $GONB_TMP_DIR: replace rules for its modules
+  %track, %untrack [PATH]  list of local files (kept for GoNB's notebooks)
+  %version         goaccel's version
+  gonbui (HTML, Markdown, PNG, SVG, updates, input, widgets, dom) shows its
+  output under the running cell; init_NAME functions run as init functions.
 Help on a name: strings.Split?  (signature and doc), strings.Split?? (more).
 Cells may mix imports, declarations and statements; a trailing expression
 is shown as the cell's result. Packages used without an import (strings.X)
@@ -63,7 +84,7 @@ func (e *Engine) runMagic(ctx context.Context, m cells.Magic) (magicResult, *fro
 	var res magicResult
 	text := m.Text
 	if strings.HasPrefix(text, "!") {
-		return res, e.shell(ctx, strings.TrimSpace(text[1:]))
+		return res, e.shellCommand(ctx, text[1:], &cellState{})
 	}
 	name, arg, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(text, "%"), "%"), " ")
 	arg = strings.TrimSpace(arg)
@@ -86,7 +107,7 @@ func (e *Engine) runMagic(ctx context.Context, m cells.Magic) (magicResult, *fro
 			if err := os.Setenv(k, v); err != nil {
 				return res, magicError("%%env: %v", err)
 			}
-			stdout(fmt.Sprintf("env: %s=%s\n", k, v))
+			stdout(fmt.Sprintf("Set: %s=%q\n", k, v))
 		default:
 			v, ok := os.LookupEnv(arg)
 			if !ok {
@@ -103,6 +124,9 @@ func (e *Engine) runMagic(ctx context.Context, m cells.Magic) (magicResult, *fro
 			if err := os.Chdir(dir); err != nil {
 				return res, magicError("%%cd: %v", err)
 			}
+			if wd, err := os.Getwd(); err == nil {
+				_ = os.Setenv(gonb.EnvDir, wd)
+			}
 		}
 		wd, err := os.Getwd()
 		if err != nil {
@@ -110,10 +134,16 @@ func (e *Engine) runMagic(ctx context.Context, m cells.Magic) (magicResult, *fro
 		}
 		stdout(wd + "\n")
 	case "reset":
+		if arg == "go.mod" {
+			return res, magicError("%%reset go.mod: a Go process cannot unload the modules cells loaded: restart the kernel for a fresh session module")
+		}
+		if arg != "" {
+			return res, magicError("%%reset takes no arguments (GoNB's %%reset go.mod is not available here)")
+		}
 		if err := e.reset(); err != nil {
 			return res, magicError("%%reset: %v", err)
 		}
-		stdout("goaccel: interpreter reset; all declarations and values are gone\n")
+		stdout("* State reset: all memorized declarations discarded.\n")
 	case "who":
 		decls := e.Declarations()
 		if len(decls) == 0 {
@@ -169,62 +199,6 @@ func (e *Engine) goroutines() string {
 func magicError(format string, a ...any) *frontend.Error {
 	msg := fmt.Sprintf(format, a...)
 	return &frontend.Error{Name: "MagicError", Value: msg, Traceback: []string{msg}}
-}
-
-// shell runs a command with sh -c, streaming its output.
-func (e *Engine) shell(ctx context.Context, command string) *frontend.Error {
-	if command == "" {
-		return nil
-	}
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
-	killGroupOnCancel(cmd)
-	cmd.WaitDelay = time.Second
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return magicError("!%s: %v", command, err)
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return magicError("!%s: %v", command, err)
-	}
-	if err := cmd.Start(); err != nil {
-		return magicError("!%s: %v", command, err)
-	}
-	var wg sync.WaitGroup
-	pump := func(name string, r io.Reader) {
-		defer wg.Done()
-		buf := make([]byte, 16*1024)
-		for {
-			n, err := r.Read(buf)
-			if n > 0 {
-				e.out.Write(name, buf[:n])
-			}
-			if err != nil {
-				return
-			}
-		}
-	}
-	wg.Add(2)
-	go pump("stdout", stdout)
-	go pump("stderr", stderr)
-	wg.Wait()
-	err = cmd.Wait()
-	if ctx.Err() != nil {
-		return session.ErrInterrupted()
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		status := fmt.Sprintf("exit status %d", ee.ExitCode())
-		if ee.ExitCode() < 0 {
-			status = ee.String() // signal: killed
-		}
-		msg := fmt.Sprintf("!%s: %s", strings.ReplaceAll(command, "\\\n", " "), status)
-		return &frontend.Error{Name: "ShellError", Value: msg, Traceback: []string{msg}}
-	}
-	if err != nil {
-		return magicError("!%s: %v", command, err)
-	}
-	return nil
 }
 
 var helpRE = regexp.MustCompile(`^\s*([\p{L}_][\p{L}\p{N}_]*(?:\.[\p{L}_][\p{L}\p{N}_]*)*)\s*(\?\??)\s*$`)

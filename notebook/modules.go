@@ -140,3 +140,35 @@ func moduleError(what string, err error) *frontend.Error {
 	}
 	return &frontend.Error{Name: name, Value: msg, Traceback: strings.Split(msg, "\n")}
 }
+
+// goWorkFix is GoNB's %goworkfix: the modules the go.work in the session
+// module's directory uses (GoNB notebooks make one with
+// `!*go work init && go work use ...`) get replace directives, as %use
+// gives them.
+func (e *Engine) goWorkFix(ctx context.Context) *frontend.Error {
+	if e.compiled == nil {
+		return e.noModules("%goworkfix")
+	}
+	fixes, err := e.compiled.Builder().GoWorkFix(ctx, e.progress)
+	for _, f := range fixes {
+		var msg string
+		switch f.Status {
+		case "added":
+			msg = fmt.Sprintf("\t- Added replace rule for module %q to local directory %q.\n", f.Module, f.Dir)
+		case "exists":
+			msg = fmt.Sprintf("\t- Replace rule for module %q to local directory %q already exists.\n", f.Module, f.Dir)
+		case "cache":
+			msg = fmt.Sprintf("\t- Module %q in %q is the module cache's copy of the version the session already uses: no replace rule needed.\n", f.Module, f.Dir)
+		}
+		e.out.Write("stdout", []byte(msg))
+		// As GoNB's, the folders of go.work's modules are tracked (%track).
+		e.gonb.addTracked(f.Dir)
+	}
+	if err != nil {
+		if session.IsCanceled(err) && ctx.Err() != nil {
+			return session.ErrInterrupted()
+		}
+		return moduleError("%goworkfix", err)
+	}
+	return nil
+}

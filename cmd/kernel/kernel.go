@@ -20,6 +20,7 @@ import (
 	"github.com/goaccel/goaccel/launcher/rendezvous"
 	"github.com/goaccel/goaccel/notebook"
 	"github.com/goaccel/goaccel/notebook/fdcapture"
+	"github.com/goaccel/goaccel/notebook/gonb"
 	"github.com/goaccel/goaccel/pjrt"
 	"github.com/goaccel/goaccel/symbols"
 )
@@ -89,6 +90,7 @@ func runKernel(args []string, stderr io.Writer) error {
 		Symbols:   []map[string]map[string]reflect.Value{symbols.Symbols},
 		Version:   versionString(),
 		Interpret: interpretRequested(),
+		KernelID:  gonb.KernelID(*connFile),
 	})
 	if err != nil {
 		return fmt.Errorf("starting the Go interpreter: %w", err)

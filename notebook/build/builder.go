@@ -43,6 +43,7 @@ type Builder struct {
 	cells    map[string]bool    // import paths of cell packages built here
 	pkgs     map[string]*listed // resolved packages by import path
 	local    localState         // packages of local modules (see local.go)
+	modList  []ModuleDir        // the build list (Modules), until the session module changes
 
 	attMu       sync.Mutex // guards the fields below
 	attCtx      context.Context
@@ -106,6 +107,10 @@ func (b *Builder) Close() error { return os.RemoveAll(b.mod.dir) }
 // Host returns the configuration plugins are built for.
 func (b *Builder) Host() Host { return b.host }
 
+// Dir is the session module's directory (GoNB's GONB_TMP_DIR, where its
+// !* commands run).
+func (b *Builder) Dir() string { return b.mod.dir }
+
 // GoMod returns the session module's go.mod.
 func (b *Builder) GoMod() (string, error) { return b.mod.goMod() }
 
@@ -147,6 +152,7 @@ func (b *Builder) Use(ctx context.Context, dir string, progress func(string)) (s
 func (b *Builder) forget() {
 	b.local.current = map[string]string{}
 	b.listErrs = map[string]error{}
+	b.modList = nil
 }
 
 // pinned lists the modules of packages resolved so far (module path →

@@ -69,6 +69,10 @@ func fetchHint(mod, msg string) (hint string, ok bool) {
 		return "the module's checksum could not be verified against the checksum database (GOSUMDB); for a private module set GOPRIVATE or GONOSUMDB (%env GOPRIVATE=" + mod + ")", true
 	case has("terminal prompts disabled", "could not read Username", "Permission denied (publickey)", "authentication required"):
 		return "the module's repository needs credentials: for a private module set GOPRIVATE (%env GOPRIVATE=" + mod + ") and configure git's credentials for it", true
+	case has("/@v/list") && has("403 Forbidden", "404 Not Found", "410 Gone"):
+		return "the module proxy lists no versions of " + mod + ", so there is no latest version to take, and no module of the session's " +
+			"module graph requires one: name a version the proxy serves, %go get " + modulePart(mod) + "@VERSION (the module path may be shorter than the import path), " +
+			"then import it again", true
 	case has("unknown revision", "invalid version", "no matching versions", "disallowed version string") ||
 		(has(".info", ".mod:", ".zip") && has("404 Not Found", "410 Gone", "no such file or directory", "not found")):
 		return "no such version of " + mod + ": list its versions with !go list -m -versions " + mod + ", then %go get " + mod + "@VERSION", true

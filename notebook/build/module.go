@@ -28,6 +28,10 @@ type sessionModule struct {
 // sessionModulePath is the module path of the session module.
 const sessionModulePath = "goaccel.session"
 
+// SessionModule is the module path of the session module, the module
+// whose packages hold the cells (go test's pkg: line names it for %test).
+const SessionModule = sessionModulePath
+
 // zeroVersion is the version a module replaced by a directory is required at.
 const zeroVersion = "v0.0.0-00010101000000-000000000000"
 

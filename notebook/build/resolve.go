@@ -175,6 +175,20 @@ func (b *Builder) resolveLocked(ctx context.Context, paths []string, progress fu
 		say(line)
 	}, append(args, todo...)...)
 	stop()
+	if err != nil && ctx.Err() == nil && noVersionList(err) {
+		// The proxy lists no versions, so the go command cannot pick the
+		// latest: take a version the session's module graph requires.
+		b.mod.restore(before)
+		if mod, v, ok := b.graphVersion(ctx, todo[0]); ok {
+			say(fmt.Sprintf("the module proxy lists no versions of %s: taking %s, which the session's module graph requires", mod, v))
+			if gerr := b.mod.get(ctx, []string{mod + "@" + v}, b.pinned(), progress); gerr == nil {
+				b.modList = nil
+				out.Reset()
+				finding = nil
+				err = b.mod.goCmd(ctx, &out, say, append(args, todo...)...)
+			}
+		}
+	}
 	if err != nil {
 		b.mod.restore(before)
 		if ctx.Err() != nil {
@@ -212,6 +226,7 @@ func (b *Builder) resolveLocked(ctx context.Context, paths []string, progress fu
 			b.listErrs[todo[0]] = err
 			return &ImportError{Path: todo[0], Err: err}
 		}
+		b.modList = nil
 		for m, v := range added {
 			say(fmt.Sprintf("added %s %s to the session module (%%go mod shows it; %%go get %s@VERSION picks another version)", m, v, m))
 		}

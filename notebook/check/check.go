@@ -416,7 +416,11 @@ func (st *state) imports(p *parsed, own, hidden map[string]bool) (importSet, []D
 	set := importSet{byPath: map[string]string{}}
 	taken := map[string]bool{} // local names of the cell's imports
 	paths := map[string]bool{} // paths the cell imports under a name
+	dots := map[string]bool{}  // paths the cell dot-imports
 	add := func(is *ast.ImportSpec, name, path string) {
+		if name == "." {
+			dots[path] = true
+		}
 		if name != "." && name != "_" {
 			if hidden[name] {
 				return
@@ -459,6 +463,9 @@ func (st *state) imports(p *parsed, own, hidden map[string]bool) (importSet, []D
 		case im.Name == "_":
 			continue // binds nothing
 		case im.Name == ".":
+			if dots[im.Path] {
+				continue // the cell dot-imports it again: the newest import wins
+			}
 		case own[im.Name] || taken[im.Name] || hidden[im.Name] || paths[im.Path]:
 			continue
 		}
@@ -647,11 +654,12 @@ next:
 // autoImport adds imports for package names the cell used without importing
 // them; it reports whether it added any.
 func (st *state) autoImport(diags []Diag) bool {
-	if st.s.conf.AutoImport == nil {
+	if st.s.conf.AutoImport == nil && st.s.conf.Resolve == nil {
 		return false
 	}
 	added := false
-	for _, d := range diags {
+	tried := map[string]string{} // name → path ("" none) or "!"+error
+	for i, d := range diags {
 		name, ok := strings.CutPrefix(d.Msg, "undefined: ")
 		if !ok || strings.ContainsAny(name, ". ") || st.s.names[name] != nil {
 			continue
@@ -659,7 +667,23 @@ func (st *state) autoImport(diags []Diag) bool {
 		if !st.usedAsPackage(name, d.Pos) {
 			continue
 		}
-		path := st.s.conf.AutoImport(name)
+		path, done := tried[name]
+		if !done {
+			if st.s.conf.Resolve != nil {
+				p, err := st.s.conf.Resolve(name, st.src)
+				if err != nil {
+					p = "!" + err.Error()
+				}
+				path = p
+			} else {
+				path = st.s.conf.AutoImport(name)
+			}
+			tried[name] = path
+		}
+		if msg, bad := strings.CutPrefix(path, "!"); bad {
+			diags[i].Msg = msg
+			continue
+		}
 		if path == "" {
 			continue
 		}

@@ -259,6 +259,47 @@ func TestAutoImportAndImportRebinding(t *testing.T) {
 	reject(t, s, 4, `import "no/such/pkg"`, "could not import no/such/pkg")
 }
 
+// TestDotImportAgain: a dot import repeated in a later cell (GoMLX's
+// tutorial does it) is the newest import of the same package, not a
+// second declaration of each of its names.
+func TestDotImportAgain(t *testing.T) {
+	s := newSession(t)
+	run(t, s, 1, "import . \"strings\"\nfunc up(s string) string { return ToUpper(s) }")
+	run(t, s, 2, "import (\n\t\"fmt\"\n\t. \"strings\"\n)\nx := fmt.Sprint(ToLower(up(\"A\")))")
+	run(t, s, 3, "import . \"strings\"\ny := Repeat(\"a\", 2)")
+	n := 0
+	for _, im := range s.ImportList() {
+		if im.Name == "." {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d dot imports of strings: %v", n, s.ImportList())
+	}
+}
+
+// TestRedeclaringMainWithAVariable: a cell redeclaring a variable that an
+// earlier func main uses, and declaring main itself, replaces that main
+// (GoNB's %% cells do) instead of compiling the old one again beside it.
+func TestRedeclaringMainWithAVariable(t *testing.T) {
+	s := newSession(t)
+	run(t, s, 1, "var c = 1\nfunc main() { _ = c }")
+	run(t, s, 2, "var c = float32(1.5)\nfunc main() { _ = c + 1 }")
+}
+
+// TestResolveAmbiguous: a resolver's error replaces Go's "undefined".
+func TestResolveAmbiguous(t *testing.T) {
+	s := newSession(t)
+	s.conf.Resolve = func(name, src string) (string, error) {
+		if name == "context" {
+			return "", errors.New("several packages are named context")
+		}
+		return s.conf.AutoImport(name), nil
+	}
+	reject(t, s, 1, "var c context.Context", "several packages are named context")
+	run(t, s, 2, `strings.ToUpper("a")`)
+}
+
 func TestGo126Constructs(t *testing.T) {
 	s := newSession(t)
 	run(t, s, 1, "n := 0\nfor range 3 {\n\tfunc() { n++ }()\n}\np := new(42)\n*p + n")

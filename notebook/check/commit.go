@@ -87,6 +87,11 @@ func (st *state) staleDependents(c *Cell) []*Entry {
 		if _, gone := st.dropped[d]; gone {
 			continue
 		}
+		if d.Kind != MethodEntry {
+			if obj := scope.Lookup(d.Name); obj != nil && c.own[obj] && c.aliases[obj] == nil {
+				continue // the cell declares the name anew: replaced, not recompiled
+			}
+		}
 		if d.Kind == MethodEntry && d.Recv != nil && st.redefinesType(c, d.Recv.Name) {
 			// The cell redefines the method's type: the method is carried
 			// to the new type, unless the cell declares it itself.

@@ -101,6 +101,10 @@ type Config struct {
 	// AutoImport resolves a package name a cell uses without importing it
 	// (strings.Split) to an import path, or "" for none.
 	AutoImport func(name string) string
+	// Resolve, when set, is used instead of AutoImport: it is given the
+	// cell's source too (the members it selects from name narrow the
+	// candidates) and may fail, naming the candidates of an ambiguous name.
+	Resolve func(name, src string) (string, error)
 }
 
 // Session is the type-level state of a notebook. It is not safe for
@@ -250,3 +254,22 @@ func (s *Session) dependents(changed map[*Entry]bool, skip map[*Entry]bool) []*E
 
 // reserved reports whether a name is one goaccel's generated code uses.
 func reserved(name string) bool { return strings.HasPrefix(name, "_gx") }
+
+// Forget unbinds a top-level name or an import's name (GoNB's %rm): later
+// cells no longer see it. Code compiled earlier keeps what it uses. It
+// returns the kind forgotten ("func", "var", "const", "type", "import"),
+// and false when nothing has that name.
+func (s *Session) Forget(name string) (string, bool) {
+	if e := s.names[name]; e != nil {
+		delete(s.names, name)
+		if e.Kind == TypeEntry {
+			delete(s.methods, e)
+		}
+		return e.Kind.String(), true
+	}
+	if _, ok := s.imports[name]; ok {
+		delete(s.imports, name)
+		return "import", true
+	}
+	return "", false
+}

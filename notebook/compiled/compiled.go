@@ -44,6 +44,9 @@ type Options struct {
 	Builder *build.Builder
 	// AutoImport resolves package names cells use without importing them.
 	AutoImport func(name string) string
+	// Resolve, when set, does it instead, with the cell's source (see
+	// check.Config).
+	Resolve func(name, src string) (string, error)
 	// ID distinguishes this session's package paths from another's in the
 	// same process (tests); "" is fine for one session per process.
 	ID string
@@ -117,6 +120,7 @@ func New(opts Options) *Session {
 		FileSet:    fset,
 		GoVersion:  langVersion(),
 		AutoImport: opts.AutoImport,
+		Resolve:    opts.Resolve,
 	})
 	s := &Session{opts: opts, chk: chk, units: map[string]*unit{}, byCell: map[*check.Cell]*unit{}, fields: map[*types.Var]string{}, structs: map[string]string{}, evals: map[*check.Cell]*eval.Program{}}
 	return s

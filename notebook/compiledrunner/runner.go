@@ -9,12 +9,14 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/notebook/autoimport"
 	"github.com/goaccel/goaccel/notebook/build"
 	"github.com/goaccel/goaccel/notebook/check"
 	"github.com/goaccel/goaccel/notebook/compiled"
@@ -62,6 +64,8 @@ type Runner struct {
 	workDone bool
 	// evaluated counts the cells that ran without a build.
 	evaluated int
+	// resolver finds the packages cells use without importing them.
+	resolver *autoimport.Resolver
 }
 
 var _ session.Runner = (*Runner)(nil)
@@ -74,7 +78,25 @@ func New(opts Options) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{opts: opts, log: opts.Log, out: opts.Output, builder: b}
-	r.comp = compiled.New(compiled.Options{Builder: b, AutoImport: opts.AutoImport, Symbols: opts.Symbols, NoEval: opts.AlwaysBuild})
+	res := &autoimport.Resolver{
+		GoRoot:    b.GoRoot(),
+		Preferred: opts.AutoImport,
+		Modules: func(ctx context.Context) ([]autoimport.Module, error) {
+			mods, err := b.Modules(ctx)
+			out := make([]autoimport.Module, len(mods))
+			for i, m := range mods {
+				out[i] = autoimport.Module{Path: m.Path, Version: m.Version, Dir: m.Dir}
+			}
+			return out, err
+		},
+		Loaded:   b.Loaded,
+		CacheDir: autoimportCache(opts.BuildCache),
+	}
+	r.resolver = res
+	r.comp = compiled.New(compiled.Options{Builder: b, AutoImport: opts.AutoImport, Symbols: opts.Symbols, NoEval: opts.AlwaysBuild,
+		Resolve: func(name, src string) (string, error) {
+			return res.ResolveIn(context.Background(), name, src)
+		}})
 	r.comp.Late = func(msg string) { r.out.Stderr(msg + "\n") }
 	compiled.SetLaunchName(opts.LaunchName)
 	compiled.SetInput(r.input)
@@ -121,7 +143,7 @@ func (r *Runner) input() (string, error) {
 	if c == nil || !c.Running() {
 		return "", io.EOF
 	}
-	line, err := c.Ask("", false)
+	line, err := c.AskStdin()
 	switch {
 	case err == nil:
 		return line, nil
@@ -387,4 +409,25 @@ func (r *Runner) Goroutines() string {
 		b.WriteString(goroutineHeader(g) + "\n")
 	}
 	return b.String()
+}
+
+// autoimportCache is where the indexes of modules' packages are kept:
+// beside the build cache.
+func autoimportCache(buildCache string) string {
+	if buildCache == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		buildCache = filepath.Join(base, "goaccel", "build")
+	}
+	return filepath.Join(filepath.Dir(buildCache), "autoimport")
+}
+
+// Resolver is what finds the packages cells use without importing them.
+func (r *Runner) Resolver() *autoimport.Resolver { return r.resolver }
+
+// Forget unbinds a name of the session (GoNB's %rm) and says what it was.
+func (r *Runner) Forget(name string) (kind string, ok bool) {
+	return r.comp.Checker().Forget(name)
 }

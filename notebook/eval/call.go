@@ -12,12 +12,15 @@ import (
 // the kernel, naming launched functions), or they would end the
 // evaluator's goroutine.
 var compiledOnly = map[string]map[string]bool{
-	"os":                                  {"Exit": true},
-	"syscall":                             {"Exit": true},
-	"log":                                 {"Fatal": true, "Fatalf": true, "Fatalln": true},
-	"flag":                                {"Parse": true},
-	"runtime":                             {"Goexit": true},
-	"github.com/goaccel/goaccel/launcher": {"NotebookLauncher": true, "NotebookLauncherContext": true},
+	"os":      {"Exit": true},
+	"syscall": {"Exit": true},
+	"log":     {"Fatal": true, "Fatalf": true, "Fatalln": true},
+	"flag": {"Parse": true, "Bool": true, "BoolVar": true, "Int": true, "IntVar": true, "Int64": true, "Int64Var": true,
+		"Uint": true, "UintVar": true, "Uint64": true, "Uint64Var": true, "String": true, "StringVar": true,
+		"Float64": true, "Float64Var": true, "Duration": true, "DurationVar": true, "Func": true, "BoolFunc": true,
+		"TextVar": true, "Var": true},
+	"runtime":                                  {"Goexit": true},
+	"github.com/goaccel/goaccel/launcher":      {"NotebookLauncher": true, "NotebookLauncherContext": true},
 	"github.com/goaccel/goaccel/debuglauncher": {"DebugLauncher": true, "DebugLauncherContext": true},
 }
 

@@ -71,8 +71,17 @@ func (g *gen) assemble() (*Output, error) {
 				var b strings.Builder
 				for _, sp := range d.Specs {
 					vs := sp.(*ast.ValueSpec)
+					blankTyped := false
 					for _, id := range vs.Names {
 						if id.Name == "_" {
+							// The declared type of a blank variable stays:
+							// var _ io.Reader = &T{} uses io (the value is
+							// assigned in _gxinit, its assignability checked
+							// with the cell).
+							if vs.Type != nil && !blankTyped {
+								fmt.Fprintf(&b, "var _ %s\n", g.ed.render(vs.Type))
+								blankTyped = true
+							}
 							continue
 						}
 						if err := g.declareVar(&b, id, out); err != nil {
@@ -171,7 +180,7 @@ func (g *gen) assemble() (*Output, error) {
 		}
 	}
 	if c.Main {
-		body.WriteString("main()\n")
+		body.WriteString("_gxrt.Main(main)\n")
 	}
 	body.WriteString("}\n")
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/goaccel/goaccel/notebook/check"
+	"github.com/goaccel/goaccel/notebook/gxrt"
 )
 
 // exits are the functions that end a Go program, by import path and name,
@@ -17,6 +18,14 @@ var exits = map[string]map[string]string{
 	"syscall": {"Exit": "_gxrt.Exit", "Exec": "_gxrt.Exec"},
 	"log":     {"Fatal": "_gxrt.LogFatal", "Fatalf": "_gxrt.LogFatalf", "Fatalln": "_gxrt.LogFatalln"},
 	"flag":    {"Parse": "_gxrt.FlagParse"},
+}
+
+func init() {
+	// Flags cells define replace earlier definitions of the same name
+	// (gxrt/flags.go).
+	for name, f := range gxrt.FlagDefiners {
+		exits["flag"][name] = "_gxrt." + f
+	}
 }
 
 // launchers are the functions whose function argument is launched on

@@ -46,7 +46,7 @@ func (s *stdinReader) Read(p []byte) (int, error) {
 		if c == nil || !c.Running() {
 			return 0, io.EOF
 		}
-		line, err := c.Ask("", false)
+		line, err := c.AskStdin()
 		if err != nil {
 			if errors.Is(err, context.Canceled) {
 				return 0, io.EOF

@@ -30,9 +30,16 @@ type Cell struct {
 	cancel   context.CancelFunc
 	finished chan struct{}
 
+	// BeforeStdin, when set, runs before each read of standard input
+	// asks the frontend (the engine handles what gonbui sent first).
+	BeforeStdin func()
+
 	mu      sync.Mutex
 	done    bool
 	stopErr *frontend.Error
+	// the prompt of the next read of standard input (NextInput)
+	prompt   string
+	password bool
 }
 
 // NewCell starts a cell: its context is derived from ctx, and Stopped
@@ -97,6 +104,27 @@ func (c *Cell) Ask(prompt string, password bool) (string, error) {
 		return "", errStdin(err)
 	}
 	return s, nil
+}
+
+// NextInput sets the prompt of the next read of standard input, and
+// whether what is typed is hidden (gonbui.RequestInput announces a read).
+func (c *Cell) NextInput(prompt string, password bool) {
+	c.mu.Lock()
+	c.prompt, c.password = prompt, password
+	c.mu.Unlock()
+}
+
+// AskStdin requests a line of standard input for the cell: with the
+// prompt NextInput set, if any (used once).
+func (c *Cell) AskStdin() (string, error) {
+	if c.BeforeStdin != nil {
+		c.BeforeStdin()
+	}
+	c.mu.Lock()
+	prompt, password := c.prompt, c.password
+	c.prompt, c.password = "", false
+	c.mu.Unlock()
+	return c.Ask(prompt, password)
 }
 
 // errStdin wraps a refused input request.

@@ -253,3 +253,37 @@ func (l *Log) VarNames() []string {
 
 // Hidden reports the names the engine declares for itself.
 func Hidden(n string) bool { return n == "_" || strings.HasPrefix(n, "_gx") }
+
+// Forget drops name from the log: a declaration of it (the names of a
+// multi-name var or const spec are dropped one by one) or an import bound
+// to it.
+func (l *Log) Forget(name string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.imports, name)
+	kept := l.decls[:0]
+	for _, d := range l.decls {
+		if d.Name == name && d.Kind != KindMethod {
+			if len(d.Names) <= 1 {
+				continue
+			}
+		}
+		if len(d.Names) > 1 {
+			var names []string
+			for _, n := range d.Names {
+				if n != name {
+					names = append(names, n)
+				}
+			}
+			if len(names) == 0 {
+				continue
+			}
+			d.Names = names
+			if d.Name == name {
+				d.Name = names[0]
+			}
+		}
+		kept = append(kept, d)
+	}
+	l.decls = kept
+}
