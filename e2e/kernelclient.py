@@ -19,14 +19,38 @@ TIMEOUT = 300
 PROMPT = 120
 
 
+# How many times a kernel that dies before it answers is started again on
+# new ports. jupyter_client picks ports that are free when it writes the
+# connection file; another process may take one before the kernel binds it
+# (the kernel then exits: "bind: address already in use"). Jupyter's own
+# restarter starts such a kernel again on new random ports
+# (KernelRestarter.random_ports_until_alive); so do the tests. A kernel
+# that dies at every start still fails.
+START_ATTEMPTS = 3
+
+
+def start_kernel(**kw):
+    """A started KernelManager and a ready client, on new ports per try."""
+    for attempt in range(1, START_ATTEMPTS + 1):
+        km = KernelManager(kernel_name=KERNEL_NAME, **kw)
+        km.start_kernel()
+        kc = km.client()
+        kc.start_channels()
+        try:
+            kc.wait_for_ready(timeout=TIMEOUT)
+            return km, kc
+        except RuntimeError:
+            died = not km.is_alive()
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+            if not died or attempt == START_ATTEMPTS:
+                raise
+
+
 @contextmanager
 def running_kernel(**kw):
-    km = KernelManager(kernel_name=KERNEL_NAME, **kw)
-    km.start_kernel()
-    kc = km.client()
-    kc.start_channels()
+    km, kc = start_kernel(**kw)
     try:
-        kc.wait_for_ready(timeout=TIMEOUT)
         yield km, kc
     finally:
         kc.stop_channels()

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -410,14 +411,40 @@ func (m *sessionModule) use(ctx context.Context, dir string, pinned map[string]s
 			return err
 		}
 		// The local module's own requirements join the build list (and are
-		// fetched when missing).
-		err = m.goCmd(ctx, io.Discard, progress, "list", "-m", "all")
-		if err != nil && ctx.Err() == nil {
-			return diagnose(path, err)
+		// fetched when missing). With -e, a module whose go.mod cannot be
+		// looked up (offline: the test-only requirements of a dependency,
+		// which no package of the session needs) does not fail the use;
+		// only an error about the local module itself does, named as it is.
+		var out bytes.Buffer
+		if err := m.goCmd(ctx, &out, progress, "list", "-m", "-e", "-json", "all"); err != nil {
+			if ctx.Err() == nil {
+				return diagnose(path, err)
+			}
+			return err
 		}
-		return err
+		return listedError(&out, path)
 	})
 	return path, err
+}
+
+// listedError is the error go list -m -e -json reported for module path
+// (nil when it reported none).
+func listedError(out io.Reader, path string) error {
+	dec := json.NewDecoder(out)
+	for {
+		var mod struct {
+			Path  string
+			Error *struct{ Err string }
+		}
+		if err := dec.Decode(&mod); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("reading go list -m output: %w", err)
+		}
+		if mod.Path == path && mod.Error != nil {
+			return diagnose(path, errors.New(mod.Error.Err))
+		}
+	}
 }
 
 // replace adds a replace directive (a go.work's) to the session module.

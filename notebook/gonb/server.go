@@ -54,14 +54,20 @@ type Server struct {
 
 	in   *os.File
 	back *os.File
-	rd   *countingReader
+	br   *bufio.Reader // the pipe, read by serve only
 
 	out     chan protocol.CommValue
 	closed  chan struct{}
 	handler func() Handler
 
+	// Drain compares handled with what cells had written when it was
+	// called: read plus what still waits in the pipe. The pipe is read
+	// under mu, so no message can be in neither count (taken out of the
+	// pipe by a read that has not returned yet).
 	mu       sync.Mutex
-	handling bool // a message is being handled
+	read     int64         // bytes read from the pipe
+	handled  int64         // bytes of the messages handled (or found undecodable)
+	progress chan struct{} // closed (and replaced) when handled grows
 }
 
 // NewServer makes the pipes in dir (created if missing) and starts
@@ -72,7 +78,7 @@ func NewServer(dir string, h func() Handler) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{Pipe: filepath.Join(dir, "gonb_pipe"), PipeBack: filepath.Join(dir, "gonb_pipe_back"),
-		out: make(chan protocol.CommValue, 1024), closed: make(chan struct{}), handler: h}
+		out: make(chan protocol.CommValue, 1024), closed: make(chan struct{}), handler: h, progress: make(chan struct{})}
 	for _, p := range []string{s.Pipe, s.PipeBack} {
 		_ = os.Remove(p)
 		if err := syscall.Mkfifo(p, 0o600); err != nil {
@@ -87,8 +93,13 @@ func NewServer(dir string, h func() Handler) (*Server, error) {
 		s.in.Close()
 		return nil, err
 	}
-	s.rd = &countingReader{f: s.in}
-	s.rd.br = bufio.NewReaderSize(readerFunc(s.rd.read), 64*1024)
+	rc, err := s.in.SyscallConn()
+	if err != nil {
+		s.in.Close()
+		s.back.Close()
+		return nil, err
+	}
+	s.br = bufio.NewReaderSize(&pipeReader{s: s, rc: rc}, 64*1024)
 	go s.serve()
 	go s.writeBack()
 	return s, nil
@@ -125,28 +136,35 @@ func (s *Server) Close() error {
 }
 
 // Drain waits (up to timeout) until every message cells wrote so far has
-// been handled, so that a cell's displays land under it before it ends.
+// been handled, so that a cell's displays land under it before it ends,
+// and an input box's prompt is known before the cell reads its answer.
+// A message that was being written when Drain was called is waited for
+// to its end.
 func (s *Server) Drain(timeout time.Duration) {
-	deadline := time.Now().Add(timeout)
+	s.mu.Lock()
+	target := s.read + int64(pending(s.in))
+	s.mu.Unlock()
+	expired := time.NewTimer(timeout)
+	defer expired.Stop()
 	for {
-		if s.idle() || time.Now().After(deadline) {
+		s.mu.Lock()
+		done, progress := s.handled >= target, s.progress
+		s.mu.Unlock()
+		if done {
 			return
 		}
-		time.Sleep(time.Millisecond)
+		select {
+		case <-progress:
+		case <-expired.C:
+			return
+		case <-s.closed:
+			return
+		}
 	}
 }
 
-// idle reports that nothing is buffered or waiting in the pipe, and no
-// message is being handled.
-func (s *Server) idle() bool {
-	s.mu.Lock()
-	handling := s.handling
-	s.mu.Unlock()
-	return !handling && s.rd.waiting() && s.rd.br.Buffered() == 0 && pending(s.in) == 0
-}
-
 func (s *Server) serve() {
-	dec := gob.NewDecoder(s.rd.br)
+	dec := gob.NewDecoder(s.br)
 	for {
 		var dd protocol.DisplayData
 		err := dec.Decode(&dd)
@@ -155,6 +173,16 @@ func (s *Server) serve() {
 			return
 		default:
 		}
+		if err == nil {
+			s.dispatch(&dd)
+		}
+		// gob reads exactly one message's bytes from a bufio.Reader (an
+		// io.ByteReader), so what is still buffered is the next one's.
+		s.mu.Lock()
+		s.handled = s.read - int64(s.br.Buffered())
+		close(s.progress)
+		s.progress = make(chan struct{})
+		s.mu.Unlock()
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) {
 				return
@@ -165,16 +193,8 @@ func (s *Server) serve() {
 			if h := s.handler(); h != nil {
 				h.Problem(fmt.Errorf("gonbui sent a message the kernel cannot decode: %v", err))
 			}
-			dec = gob.NewDecoder(s.rd.br)
-			continue
+			dec = gob.NewDecoder(s.br)
 		}
-		s.mu.Lock()
-		s.handling = true
-		s.mu.Unlock()
-		s.dispatch(&dd)
-		s.mu.Lock()
-		s.handling = false
-		s.mu.Unlock()
 	}
 }
 
@@ -307,33 +327,33 @@ func commValue(v any) any {
 	return fmt.Sprint(v)
 }
 
-// countingReader reads the pipe and tells whether it is waiting for data
-// with nothing left unread.
-type countingReader struct {
-	f  *os.File
-	br *bufio.Reader
-
-	mu      sync.Mutex
-	blocked bool
+// pipeReader reads the pipe without blocking, under the server's mu,
+// counting what it read; it waits for more in the runtime's poller, with
+// mu released.
+type pipeReader struct {
+	s  *Server
+	rc syscall.RawConn
 }
 
-func (r *countingReader) read(p []byte) (int, error) {
-	r.mu.Lock()
-	r.blocked = true
-	r.mu.Unlock()
-	n, err := r.f.Read(p)
-	r.mu.Lock()
-	r.blocked = false
-	r.mu.Unlock()
-	return n, err
+func (r *pipeReader) Read(p []byte) (int, error) {
+	var n int
+	var err error
+	werr := r.rc.Read(func(fd uintptr) bool {
+		r.s.mu.Lock()
+		n, err = syscall.Read(int(fd), p)
+		if n > 0 {
+			r.s.read += int64(n)
+		}
+		r.s.mu.Unlock()
+		return err != syscall.EAGAIN && err != syscall.EINTR
+	})
+	switch {
+	case werr != nil:
+		return 0, werr
+	case err != nil:
+		return 0, err
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
 }
-
-func (r *countingReader) waiting() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.blocked
-}
-
-type readerFunc func([]byte) (int, error)
-
-func (f readerFunc) Read(p []byte) (int, error) { return f(p) }

@@ -3,7 +3,9 @@ package gonb
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,6 +43,56 @@ func (r *recorder) Subscribe(address string, unsubscribe bool) {
 }
 func (r *recorder) Problem(err error) { r.add("problem " + err.Error()) }
 
+func (r *recorder) reset() {
+	r.mu.Lock()
+	r.got = nil
+	r.mu.Unlock()
+}
+
+// The session's server, for every test: gonbui opens the pipes its
+// environment names once per process, as in a kernel.
+var shared struct {
+	once sync.Once
+	s    *Server
+	err  error
+	rec  atomic.Pointer[recorder]
+}
+
+// gonbuiServer returns the process's server, its messages going from now
+// on to a new recorder.
+func gonbuiServer(t *testing.T) (*Server, *recorder) {
+	shared.once.Do(func() {
+		dir, err := os.MkdirTemp("", "gonb-server-test")
+		if err != nil {
+			shared.err = err
+			return
+		}
+		shared.s, shared.err = NewServer(dir, func() Handler { return shared.rec.Load() })
+		if shared.err != nil {
+			return
+		}
+		for k, v := range shared.s.Env() {
+			os.Setenv(k, v)
+		}
+		gonbui.IsNotebook = true // gonbui read the environment at init
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	rec := &recorder{}
+	shared.rec.Store(rec)
+	return shared.s, rec
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.s != nil {
+		shared.s.Close()
+		os.RemoveAll(filepath.Dir(shared.s.Pipe))
+	}
+	os.Exit(code)
+}
+
 func (r *recorder) lines() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -52,16 +104,7 @@ func (r *recorder) lines() []string {
 // sync (answered by the server), a comm value, a subscription and a value
 // sent back to a listener.
 func TestServerWithGonbui(t *testing.T) {
-	rec := &recorder{}
-	s, err := NewServer(t.TempDir(), func() Handler { return rec })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	for k, v := range s.Env() {
-		t.Setenv(k, v)
-	}
-	gonbui.IsNotebook = true // gonbui read the environment at init
+	s, rec := gonbuiServer(t)
 
 	gonbui.DisplayHTML("<b>hi</b>")
 	gonbui.UpdateHTML("counter", "1")
@@ -118,5 +161,36 @@ func TestCommValueConversion(t *testing.T) {
 		if got := fmt.Sprint(commValue(c.in)); got != c.want {
 			t.Errorf("commValue(%v) = %s, want %s", c.in, got, c.want)
 		}
+	}
+}
+
+// TestDrainSeesEveryMessageWritten is the race an input box's prompt hit
+// on a busy machine: a message taken out of the pipe by a read that had
+// not returned yet was counted neither as waiting nor as handled, so
+// Drain returned before the prompt was known.
+func TestDrainSeesEveryMessageWritten(t *testing.T) {
+	s, rec := gonbuiServer(t)
+	stop := make(chan struct{})
+	defer close(stop)
+	for range 2 { // competition for the CPUs, as on a busy machine
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	for i := range 500 {
+		prompt := fmt.Sprintf("prompt %d:", i)
+		gonbui.RequestInput(prompt, false)
+		s.Drain(time.Minute)
+		got := rec.lines()
+		if want := fmt.Sprintf("input %q false", prompt); len(got) != 1 || got[0] != want {
+			t.Fatalf("after Drain, run %d: handled %q, want %q", i, got, want)
+		}
+		rec.reset()
 	}
 }
