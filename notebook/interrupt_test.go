@@ -98,20 +98,21 @@ func printedLine(out, line string) bool {
 
 // waitForBlockedRead waits until a thread of this process is blocked in
 // read(2) on fd, as /proc/self/task/*/syscall shows (the syscall's number,
-// then its arguments in hex).
-func waitForBlockedRead(t *testing.T, fd int) {
+// then its arguments in hex). It reports rather than fails: it runs on a
+// goroutine that may outlive its test.
+func waitForBlockedRead(fd int) error {
 	want := fmt.Sprintf("%d 0x%x ", syscall.SYS_READ, fd)
 	deadline := time.Now().Add(patience)
 	for time.Now().Before(deadline) {
 		tasks, _ := filepath.Glob("/proc/self/task/*/syscall")
 		for _, f := range tasks {
 			if b, err := os.ReadFile(f); err == nil && strings.HasPrefix(string(b), want) {
-				return
+				return nil
 			}
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Errorf("no thread blocked in read(%d) within %v", fd, patience)
+	return fmt.Errorf("no thread blocked in read(%d) within %v", fd, patience)
 }
 
 // startSignal returns a fakeIO that closes started at the first stdout
@@ -222,12 +223,20 @@ func TestStuckCellIsNamed(t *testing.T) {
 	// busy machine may take long to get it there from the print): the
 	// read blocks forever, and the cell ends because it is named stuck.
 	started := make(chan struct{})
+	blocked := make(chan error, 1)
 	go func() {
 		<-printed
-		waitForBlockedRead(t, fd)
+		blocked <- waitForBlockedRead(fd)
 		close(started)
 	}()
 	r, took := interruptAfter(t, e, "fmt.Println(\"started\")\nbuf := make([]byte, 1)\nsyscall.Read(p[0], buf)\nfmt.Println(\"after\")", 0, io, started)
+	select {
+	case err := <-blocked:
+		if err != nil {
+			t.Error(err)
+		}
+	default: // the cell ended before it got to the read: the checks below say how
+	}
 	t.Logf("the stuck cell ended %v after the interrupt", took)
 	if r.Err == nil || r.Err.Name != "Interrupted" {
 		t.Fatalf("err %+v", r.Err)
