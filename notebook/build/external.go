@@ -198,23 +198,12 @@ func (b *Builder) Modules(ctx context.Context) ([]ModuleDir, error) {
 	if b.modList != nil {
 		return b.modList, nil
 	}
-	var out bytes.Buffer
-	if err := b.mod.goCmd(ctx, &out, nil, "list", "-m", "-e", "-json", "all"); err != nil {
+	listed, err := b.mod.listModules(ctx, nil)
+	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(&out)
 	var list []ModuleDir
-	for {
-		var m struct {
-			Path, Version, Dir string
-			Main               bool
-			Replace            *struct{ Path, Version, Dir string }
-		}
-		if err := dec.Decode(&m); err == io.EOF {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("reading go list -m output: %w", err)
-		}
+	for _, m := range listed {
 		if m.Main {
 			continue
 		}

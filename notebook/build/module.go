@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -193,40 +192,6 @@ func (m *sessionModule) restore(s snapshot) {
 	_ = os.WriteFile(filepath.Join(m.dir, "go.sum"), s.sum, 0o644)
 }
 
-// moduleVersions lists the modules of the build list: path → version (see
-// moduleVersion for replaced modules). With -e a module whose details the go
-// command cannot look up (offline, its .info not in the module cache: the
-// test-only requirements of a dependency, say) is still listed with the
-// version the module graph selects, which is all this needs.
-func (m *sessionModule) moduleVersions(ctx context.Context) (map[string]string, error) {
-	var out bytes.Buffer
-	if err := m.goCmd(ctx, &out, nil, "list", "-m", "-e", "-json", "all"); err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(&out)
-	vers := map[string]string{}
-	for {
-		var mod struct {
-			Path, Version string
-			Replace       *struct{ Path, Version string }
-		}
-		if err := dec.Decode(&mod); err == io.EOF {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("reading go list -m output: %w", err)
-		}
-		v := mod.Version
-		if mod.Replace != nil {
-			v = mod.Replace.Path
-			if mod.Replace.Version != "" {
-				v += "@" + mod.Replace.Version
-			}
-		}
-		vers[mod.Path] = v
-	}
-	return vers, nil
-}
-
 // Move is a module a change would move from the version the process holds.
 type Move struct {
 	Module string
@@ -284,10 +249,16 @@ func modulePart(query string) string {
 // checkVersions compares the build list with the versions the process
 // holds: the kernel's modules and pinned (module → version cells loaded).
 func (m *sessionModule) checkVersions(ctx context.Context, what, module string, pinned map[string]string) error {
-	after, err := m.moduleVersions(ctx)
+	list, err := m.listModules(ctx, nil)
 	if err != nil {
 		return err
 	}
+	return m.checkListed(list, what, module, pinned)
+}
+
+// checkListed is checkVersions on a build list already listed.
+func (m *sessionModule) checkListed(list []listedModule, what, module string, pinned map[string]string) error {
+	after := versionsOf(list)
 	var moves []Move
 	for p, v := range after {
 		if p == sessionModulePath || p == ModulePath {
@@ -307,17 +278,26 @@ func (m *sessionModule) checkVersions(ctx context.Context, what, module string, 
 }
 
 // guard runs change (which may edit go.mod) and undoes it when the build
-// list then holds another version of a module the process holds.
-func (m *sessionModule) guard(ctx context.Context, what, module string, pinned map[string]string, change func() error) error {
+// list then holds another version of a module the process holds. A change
+// that lists the build list itself returns it, and guard checks that list
+// rather than listing again.
+func (m *sessionModule) guard(ctx context.Context, what, module string, pinned map[string]string, change func() ([]listedModule, error)) error {
 	before := m.snapshot()
-	if err := change(); err != nil {
+	list, err := change()
+	if err != nil {
 		m.restore(before)
 		return err
 	}
 	if after := m.snapshot(); bytes.Equal(after.mod, before.mod) {
 		return nil
 	}
-	if err := m.checkVersions(ctx, what, module, pinned); err != nil {
+	if list == nil {
+		if list, err = m.listModules(ctx, nil); err != nil {
+			m.restore(before)
+			return err
+		}
+	}
+	if err := m.checkListed(list, what, module, pinned); err != nil {
 		m.restore(before)
 		return err
 	}
@@ -346,15 +326,15 @@ func (m *sessionModule) get(ctx context.Context, queries []string, pinned map[st
 	if len(moves) > 0 {
 		return &ConflictError{What: what, Module: modulePart(queries[0]), Moves: moves}
 	}
-	return m.guard(ctx, what, modulePart(queries[0]), pinned, func() error {
+	return m.guard(ctx, what, modulePart(queries[0]), pinned, func() ([]listedModule, error) {
 		err := m.goCmd(ctx, io.Discard, progress, append(append([]string{"get"}, m.buildFlags()...), queries...)...)
 		if err != nil && ctx.Err() == nil {
 			if strings.Contains(err.Error(), "module "+ModulePath+":") {
-				return fmt.Errorf("%s would change what goaccel itself requires, and cells can only use the versions the kernel is built with of the modules goaccel requires: %w", what, err)
+				return nil, fmt.Errorf("%s would change what goaccel itself requires, and cells can only use the versions the kernel is built with of the modules goaccel requires: %w", what, err)
 			}
-			return diagnose(modulePart(queries[0]), err)
+			return nil, diagnose(modulePart(queries[0]), err)
 		}
-		return err
+		return nil, err
 	})
 }
 
@@ -405,52 +385,37 @@ func (m *sessionModule) use(ctx context.Context, dir string, pinned map[string]s
 	if path == ModulePath {
 		return "", fmt.Errorf("%s is goaccel itself, which the kernel already links", abs)
 	}
-	err = m.guard(ctx, "the local module "+path+" ("+abs+")", "", pinned, func() error {
+	err = m.guard(ctx, "the local module "+path+" ("+abs+")", "", pinned, func() ([]listedModule, error) {
 		err := m.goCmd(ctx, io.Discard, progress, "mod", "edit", "-replace", path+"="+abs, "-require", path+"@"+zeroVersion)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		// The local module's own requirements join the build list (and are
 		// fetched when missing). With -e, a module whose go.mod cannot be
 		// looked up (offline: the test-only requirements of a dependency,
 		// which no package of the session needs) does not fail the use;
 		// only an error about the local module itself does, named as it is.
-		var out bytes.Buffer
-		if err := m.goCmd(ctx, &out, progress, "list", "-m", "-e", "-json", "all"); err != nil {
+		list, err := m.listModules(ctx, progress)
+		if err != nil {
 			if ctx.Err() == nil {
-				return diagnose(path, err)
+				return nil, diagnose(path, err)
 			}
-			return err
+			return nil, err
 		}
-		return listedError(&out, path)
+		for _, mod := range list {
+			if mod.Path == path && mod.Error != nil {
+				return nil, diagnose(path, errors.New(mod.Error.Err))
+			}
+		}
+		return list, nil
 	})
 	return path, err
 }
 
-// listedError is the error go list -m -e -json reported for module path
-// (nil when it reported none).
-func listedError(out io.Reader, path string) error {
-	dec := json.NewDecoder(out)
-	for {
-		var mod struct {
-			Path  string
-			Error *struct{ Err string }
-		}
-		if err := dec.Decode(&mod); err == io.EOF {
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("reading go list -m output: %w", err)
-		}
-		if mod.Path == path && mod.Error != nil {
-			return diagnose(path, errors.New(mod.Error.Err))
-		}
-	}
-}
-
 // replace adds a replace directive (a go.work's) to the session module.
 func (m *sessionModule) replace(ctx context.Context, old, new string, pinned map[string]string) error {
-	return m.guard(ctx, "replace "+old+" => "+new, "", pinned, func() error {
-		return m.goCmd(ctx, io.Discard, nil, "mod", "edit", "-replace", old+"="+new)
+	return m.guard(ctx, "replace "+old+" => "+new, "", pinned, func() ([]listedModule, error) {
+		return nil, m.goCmd(ctx, io.Discard, nil, "mod", "edit", "-replace", old+"="+new)
 	})
 }
 

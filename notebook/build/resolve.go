@@ -34,23 +34,6 @@ type listed struct {
 	DepsErrors                                                                                         []struct{ Err string }
 }
 
-// listedModule is a package's module in `go list -json` output.
-type listedModule struct {
-	Path, Version, Dir, GoVersion string
-	Replace                       *struct{ Path, Version, Dir string }
-}
-
-// version is the module's version as moduleVersions writes it.
-func (m *listedModule) version() string {
-	if m.Replace == nil {
-		return m.Version
-	}
-	if m.Replace.Version == "" {
-		return m.Replace.Path
-	}
-	return m.Replace.Path + "@" + m.Replace.Version
-}
-
 // isLocal reports whether p belongs to a local module: one replaced by a
 // directory (%use, go.work), goaccel itself excepted.
 func (p *listed) isLocal() bool {
