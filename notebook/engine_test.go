@@ -410,3 +410,35 @@ func TestDisplayFromCell(t *testing.T) {
 		t.Errorf("displays: %v", io.displays)
 	}
 }
+
+// The three cells of issue 20: a redefinition that leaves earlier code on
+// its old definitions is accepted, runs as go run would, and says so in one
+// stderr line, shown (like an added import) before what the cell prints.
+func TestRedefinitionSaysOnceBeforeTheOutput(t *testing.T) {
+	e := newEngine(t)
+	mustRun(t, e, "type T struct{ a int }\nfunc f(t T) int { return t.a }\nfunc g(t T) int { return t.a * 2 }\nfunc main() { fmt.Println(f(T{1}), g(T{1})) }")
+	_, io := mustRun(t, e, "type T []int\nfunc main() { fmt.Println(strings.Repeat(\"x\", len(T{1, 2}))) }")
+	var order []string
+	for _, s := range io.streams {
+		for _, line := range strings.SplitAfter(s.text, "\n") {
+			if line != "" {
+				order = append(order, s.name+": "+line)
+			}
+		}
+	}
+	var warnings []string
+	for _, l := range order {
+		if strings.Contains(l, "warning") {
+			warnings = append(warnings, l)
+		}
+	}
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], "stderr: goaccel: warning: func f (cell[1]) and func g (cell[1]) keep their previous definitions") {
+		t.Fatalf("want one stderr warning naming f and g, got %q", order)
+	}
+	if last := order[len(order)-1]; last != "stdout: xx\n" {
+		t.Errorf("the cell's output should come after the kernel's notes; streams %q", order)
+	}
+	if !strings.Contains(strings.Join(order, ""), `goaccel: added import "strings"`) {
+		t.Errorf("no note of the added import: %q", order)
+	}
+}

@@ -54,8 +54,13 @@ type Cell struct {
 	StmtSpans []Span
 	// Main reports that the cell declares func main (run at its end).
 	Main bool
-	// Warnings are messages for the user that do not stop the cell.
+	// Warnings are messages for the user that do not stop the cell: at
+	// most one line about the earlier declarations it leaves on their old
+	// definitions (Kept has the compiler's reason for each).
 	Warnings []string
+	// Kept says, per earlier declaration left on its old definition, why:
+	// recompiling it against this cell fails (for the log).
+	Kept []string
 
 	s       *Session
 	aliases map[types.Object]*Entry // stand-ins for shadowed session objects
@@ -118,7 +123,7 @@ func (s *Session) Check(src string, n int) (*Cell, error) {
 		err.src = src
 		return nil, err
 	}
-	st := &state{s: s, src: src, n: n, required: map[*Entry]bool{}, rehome: map[*Entry]bool{}, dropped: map[*Entry]string{}}
+	st := &state{s: s, src: src, n: n, required: map[*Entry]bool{}, rehome: map[*Entry]bool{}, dropped: map[*Entry]dropNote{}}
 	if err := st.requiredRehomes(p); err != nil {
 		err.src = src
 		return nil, err
@@ -145,11 +150,13 @@ func (s *Session) Check(src string, n int) (*Cell, error) {
 		}
 		more := st.staleDependents(c)
 		if len(more) == 0 {
-			for old, why := range st.dropped {
-				c.Warnings = append(c.Warnings, why)
-				_ = old
+			if len(st.dropped) > 0 {
+				c.Warnings = []string{keptWarning(st.dropped)}
+				for _, d := range st.dropped {
+					c.Kept = append(c.Kept, d.what+": "+d.why)
+				}
+				sort.Strings(c.Kept)
 			}
-			sort.Strings(c.Warnings)
 			return c, nil
 		}
 		for _, e := range more {
@@ -163,10 +170,10 @@ type state struct {
 	s        *Session
 	src      string
 	n        int
-	auto     []string          // auto-imported paths
-	required map[*Entry]bool   // types the cell adds methods to (and their methods)
-	rehome   map[*Entry]bool   // every earlier entry recompiled (required ones included)
-	dropped  map[*Entry]string // dependents left on their old binding, with the warning
+	auto     []string            // auto-imported paths
+	required map[*Entry]bool     // types the cell adds methods to (and their methods)
+	rehome   map[*Entry]bool     // every earlier entry recompiled (required ones included)
+	dropped  map[*Entry]dropNote // dependents left on their old binding
 	// parts of the last round, for errors
 	rehomeUnits map[string]*Entry // "cell[N]:line" of a re-homed decl's start → entry
 }
@@ -736,7 +743,7 @@ func (st *state) dropFailingDependents(diags []Diag) bool {
 		// redefines: then it just does not come along).
 		victims := []*Entry{e}
 		if e.Kind == MethodEntry && e.Recv != nil && !st.rehome[e.Recv] {
-			st.dropped[e] = fmt.Sprintf("warning: method %s.%s (cell[%d]) is not carried over to the new %s: it does not compile with it: %s", e.Recv.Name, e.Name, unitCell(e), e.Recv.Name, d)
+			st.dropped[e] = dropNote{what: describe(e), notCarried: e.Recv.Name, why: d.String()}
 			dropped = true
 			continue
 		}
@@ -752,7 +759,7 @@ func (st *state) dropFailingDependents(diags []Diag) bool {
 			}
 		}
 		for _, v := range victims {
-			st.dropped[v] = fmt.Sprintf("warning: %s keeps its previous definition: recompiling it for this cell fails: %s", describe(v), d)
+			st.dropped[v] = dropNote{what: describe(v), why: d.String()}
 		}
 		dropped = true
 	}

@@ -343,3 +343,30 @@ func TestEmbedIsRefused(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A redefinition that leaves several earlier declarations behind says so in
+// one line, naming them; the compiler's reasons are in Kept.
+func TestRedefinitionWarnsOnceNamingWhatItKeeps(t *testing.T) {
+	s := newSession(t)
+	run(t, s, 1, "type T struct{ a int }\nfunc (t T) A() int { return t.a }\nfunc f1(t T) int { return t.a }\nfunc f2(t T) int { return t.a + 1 }")
+	c := run(t, s, 2, "type T []int")
+	if len(c.Warnings) != 1 {
+		t.Fatalf("want one warning line, got %q", c.Warnings)
+	}
+	w := c.Warnings[0]
+	for _, want := range []string{
+		"func f1 (cell[1]) and func f2 (cell[1]) keep their previous definitions",
+		"method T.A (cell[1]) is not carried over to the new T",
+		"they do not compile with this cell's declarations",
+	} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warning %q lacks %q", w, want)
+		}
+	}
+	if strings.Contains(w, "\n") {
+		t.Errorf("warning spans lines: %q", w)
+	}
+	if len(c.Kept) != 3 || !strings.Contains(strings.Join(c.Kept, "\n"), "t.a undefined") {
+		t.Errorf("Kept = %q, want the three declarations with the compiler's reasons", c.Kept)
+	}
+}

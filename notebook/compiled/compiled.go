@@ -84,6 +84,11 @@ type Session struct {
 	// Late hears what goroutines of cells that already ended report: a
 	// panic (with its stack) or os.Exit.
 	Late func(msg string)
+	// Notes hears what the check of a new cell has to tell the user, before
+	// the cell runs (so that it shows above the cell's output): the imports
+	// it added, its warnings, and why each earlier declaration it leaves
+	// on its old definition was left (check.Cell.Kept).
+	Notes func(autoImports, warnings, kept []string)
 
 	// pending is the unit whose code is running, before it commits (see
 	// Pending); guarded by pendingMu because the running code may ask from
@@ -143,9 +148,6 @@ type Result struct {
 	// Values are the trailing expression's values (Kind says how many).
 	Values []any
 	Kind   gen.ResultKind
-	// Warnings and AutoImports are notes for the user.
-	Warnings    []string
-	AutoImports []string
 	// Built reports that a plugin was built (not taken from the cache or
 	// run again).
 	Built bool
@@ -184,6 +186,9 @@ func (s *Session) Run(ctx context.Context, src string, n int, progress func(stri
 	if err != nil {
 		return nil, err
 	}
+	if s.Notes != nil && (len(c.AutoImports) > 0 || len(c.Warnings) > 0) {
+		s.Notes(c.AutoImports, c.Warnings, c.Kept)
+	}
 	if res, ok, err := s.tryEvaluate(ctx, c, n); ok {
 		return res, err
 	}
@@ -197,12 +202,7 @@ func (s *Session) Run(ctx context.Context, src string, n int, progress func(stri
 	registerHooks(u)
 	s.order = append(s.order, c)
 	s.units[u.path] = u
-	res, err := s.execute(ctx, u, n, !built.Cached)
-	if res != nil {
-		res.Warnings = c.Warnings
-		res.AutoImports = c.AutoImports
-	}
-	return res, err
+	return s.execute(ctx, u, n, !built.Cached)
 }
 
 // build generates the package of a checked cell and builds it (or finds it

@@ -80,7 +80,7 @@ func (s *Session) tryEvaluate(ctx context.Context, c *check.Cell, n int) (res *R
 
 // evaluate runs an evaluated cell's program and commits what it bound.
 func (s *Session) evaluate(ctx context.Context, c *check.Cell, p *eval.Program, n int) (*Result, error) {
-	res := &Result{Kind: gen.NoResult, Evaluated: true, Warnings: c.Warnings, AutoImports: c.AutoImports}
+	res := &Result{Kind: gen.NoResult, Evaluated: true}
 	if c.Trailing != nil {
 		res.Kind = gen.TrailingResult(c, c.Trailing.X)
 	}

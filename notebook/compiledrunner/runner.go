@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/notebook/autoimport"
 	"github.com/goaccel/goaccel/notebook/build"
@@ -98,6 +100,17 @@ func New(opts Options) (*Runner, error) {
 			return res.ResolveIn(context.Background(), name, src)
 		}})
 	r.comp.Late = func(msg string) { r.out.Stderr(msg + "\n") }
+	r.comp.Notes = func(autoImports, warnings, kept []string) {
+		for _, p := range autoImports {
+			r.out.Stderr(fmt.Sprintf("goaccel: added import %q\n", p))
+		}
+		for _, w := range warnings {
+			r.out.Stderr("goaccel: " + w + "\n")
+		}
+		for _, k := range kept {
+			logrus.WithField("why", k).Info("an earlier declaration keeps its previous definition")
+		}
+	}
 	compiled.SetLaunchName(opts.LaunchName)
 	compiled.SetInput(r.input)
 	// A new cell starts with no buffered input.
@@ -162,12 +175,6 @@ func (r *Runner) Run(ctx context.Context, c *session.Cell, code string) (*sessio
 	res, err := r.comp.Run(ctx, code, c.Count, r.progress)
 	done()
 	if res != nil {
-		for _, p := range res.AutoImports {
-			r.out.Stderr(fmt.Sprintf("goaccel: added import %q\n", p))
-		}
-		for _, w := range res.Warnings {
-			r.out.Stderr("goaccel: " + w + "\n")
-		}
 		r.logBindings(res.Bindings, res.Imports, c.Count)
 		if res.Evaluated {
 			r.evaluated++
