@@ -101,7 +101,7 @@ fidelity:
 	./bin/fidelity -runcell bin/runcell
 
 CORPUS ?= all
-gonb-corpus: build prebuild venv
+gonb-corpus: build prebuild venv browser-deps
 	$(PY) e2e/gonb_corpus.py --corpus $(CORPUS) $(CORPUS_ARGS)
 
 flake: venv

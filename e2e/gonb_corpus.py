@@ -17,6 +17,10 @@ environment GoNB's own notebook tests give them: GONB_GIT_ROOT is GoNB's
 source (the module cache's copy) and TEST_DIR a scratch folder.
 
 Input boxes get the values GoNB's own test of the notebook types (INPUTS).
+The notebooks whose cells need the page (BROWSER: JavaScript a cell shows
+talks back to the kernel, gonbui's widgets, comms and dom) run in
+JupyterLab in headless chromium instead, cell by cell
+(e2e/browser/runnotebook.mjs), as GoNB's own tests run them in Chrome.
 
 A cell "runs" when it ends without an error output, within its timeout,
 with the kernel alive. Its outputs "match" when, normalized, they equal the
@@ -91,9 +95,9 @@ KNOWN = {
         69: "%track: GoNB tracked the folders of the go.work cell 66 made; that cell fails here",
         72: "%help shows goaccel's help (its magics and GoNB's commands), not GoNB's page",
     },
-    "gonb/comms.ipynb": {3: _WORKFIX, 5: "%widgets " + _BROWSER, 7: _BROWSER, 9: _BROWSER},
-    "gonb/dom.ipynb": {3: _WORKFIX, 5: _BROWSER, 6: _BROWSER},
-    "gonb/widgets.ipynb": {3: _WORKFIX, 5: _BROWSER, 7: _BROWSER, 9: _BROWSER},
+    "gonb/comms.ipynb": {3: _WORKFIX},
+    "gonb/dom.ipynb": {3: _WORKFIX},
+    "gonb/widgets.ipynb": {3: _WORKFIX},
     "gonb/goflags.ipynb": {
         9: _COVER,
         14: "go build -gcflags=-m of the program goaccel writes: its main.go is laid out differently from GoNB's",
@@ -128,6 +132,9 @@ KNOWN = {
         9: "the saved JavaScript is indented with tabs the cell's source does not have (an earlier version of the cell)",
     },
 }
+
+# Notebooks whose cells need a browser running the JavaScript they show.
+BROWSER = {"gonb/comms.ipynb", "gonb/dom.ipynb", "gonb/widgets.ipynb"}
 
 # What the user typed into input boxes, in order: the values GoNB's own
 # test of the notebook types (internal/nbtests/inputs_test.go).
@@ -315,6 +322,48 @@ def error_text(outputs):
 
 # --- running ---------------------------------------------------------------
 
+def record(corpus, path, saved, i, cell, status, seconds):
+    """The result of cell i, compared with the saved notebook, printed."""
+    r = {"notebook": f"{corpus}/{path.name}", "cell": i, "source": cell.source, "status": status, "seconds": seconds}
+    if r["status"] == "ok" and any(o.output_type == "error" for o in cell.outputs):
+        r["status"] = "error"
+    want, got = canon(saved.cells[i].outputs), canon(cell.outputs)
+    r["match"] = want == got
+    r["want"], r["got"] = show(want), show(got)
+    r["error"] = error_text(cell.outputs)
+    r["known"] = KNOWN.get(f"{corpus}/{path.name}", {}).get(i, "")
+    mark = "ok " if r["status"] == "ok" else r["status"].upper()[:5]
+    print(f"  {mark:5} {'=' if r['match'] else '≠'} cell {i:3} ({r['seconds']}s) "
+          f"{cell.source.strip().splitlines()[0][:60] if cell.source.strip() else '(empty)'}",
+          flush=True)
+    return r
+
+
+def run_in_browser(corpus, path, work, saved, args):
+    """Runs the notebook in JupyterLab in chromium (runnotebook.mjs)."""
+    copy = work / path.name
+    shutil.copy(path, copy)
+    os.chmod(copy, 0o644)
+    env = {**os.environ, "GOACCEL_NODE_DIR": os.environ.get("GOACCEL_NODE_DIR", str(Path.home() / ".cache" / "goaccel" / "node"))}
+    proc = subprocess.run(["node", str(ROOT / "e2e" / "browser" / "runnotebook.mjs"), str(copy), str(args.timeout)],
+                          capture_output=True, text=True, env=env)
+    ran = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("{"):
+            r = json.loads(line)
+            ran[r["cell"]] = r
+    nb = nbformat.read(copy, as_version=4)
+    results = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        r = ran.get(i, {"status": "not run (the browser run failed)", "seconds": 0})
+        results.append(record(corpus, path, saved, i, cell, r["status"], r["seconds"]))
+    if proc.returncode != 0:
+        print("  the browser run failed: " + proc.stderr.strip()[-1500:], flush=True)
+    return nb, results
+
+
 def run_notebook(corpus, path, folder, args, scratch):
     work = scratch / f"{corpus}-{path.stem}"
     shutil.copytree(folder, work, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.ipynb"))
@@ -322,6 +371,10 @@ def run_notebook(corpus, path, folder, args, scratch):
         os.chmod(p, 0o755 if p.is_dir() else 0o644)
     os.chmod(work, 0o755)
     saved = nbformat.read(path, as_version=4)
+    if f"{corpus}/{path.name}" in BROWSER and not args.no_browser:
+        nb, results = run_in_browser(corpus, path, work, saved, args)
+        save_run(nb, corpus, path)
+        return results
     nb = nbformat.read(path, as_version=4)
     for c in nb.cells:
         if c.cell_type == "code":
@@ -335,36 +388,26 @@ def run_notebook(corpus, path, folder, args, scratch):
         for i, cell in enumerate(nb.cells):
             if cell.cell_type != "code":
                 continue
-            r = {"notebook": f"{corpus}/{path.name}", "cell": i, "source": cell.source}
             t0 = time.monotonic()
-            if died:
-                r["status"] = "not run (kernel died)"
-            else:
+            status = "not run (kernel died)"
+            if not died:
                 try:
                     client.execute_cell(cell, i)
-                    r["status"] = "error" if any(o.output_type == "error" for o in cell.outputs) else "ok"
+                    status = "ok"
                 except CellTimeoutError:
-                    r["status"] = "timeout"
+                    status = "timeout"
                 except DeadKernelError:
-                    r["status"] = "kernel died"
+                    status = "kernel died"
                     died = True
-            r["seconds"] = round(time.monotonic() - t0, 1)
-            if r["status"] == "ok" and any(o.output_type == "error" for o in cell.outputs):
-                r["status"] = "error"
-            want, got = canon(saved.cells[i].outputs), canon(cell.outputs)
-            r["match"] = want == got
-            r["want"], r["got"] = show(want), show(got)
-            r["error"] = error_text(cell.outputs)
-            r["known"] = KNOWN.get(f"{corpus}/{path.name}", {}).get(i, "")
-            results.append(r)
-            mark = "ok " if r["status"] == "ok" else r["status"].upper()[:5]
-            print(f"  {mark:5} {'=' if r['match'] else '≠'} cell {i:3} ({r['seconds']}s) "
-                  f"{cell.source.strip().splitlines()[0][:60] if cell.source.strip() else '(empty)'}",
-                  flush=True)
+            results.append(record(corpus, path, saved, i, cell, status, round(time.monotonic() - t0, 1)))
+    save_run(nb, corpus, path)
+    return results
+
+
+def save_run(nb, corpus, path):
     out_dir = ROOT / "e2e" / "artifacts" / "gonb-corpus"
     out_dir.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, out_dir / f"{corpus}-{path.stem}.ipynb")
-    return results
 
 
 def main():
@@ -374,6 +417,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=int(os.environ.get("CORPUS_TIMEOUT", "600")),
                     help="seconds per cell")
     ap.add_argument("--diff", action="store_true", help="print each difference")
+    ap.add_argument("--no-browser", action="store_true",
+                    help="run the notebooks that need a page (BROWSER) with nbclient too")
     ap.add_argument("--json", default=str(ROOT / "e2e" / "artifacts" / "gonb-corpus.json"))
     args = ap.parse_args()
 

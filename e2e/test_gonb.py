@@ -116,6 +116,27 @@ def test_update_by_display_id(kernel):
     assert all(d["transient"]["display_id"] == "counter_e2e" for d in updates)
 
 
+def test_transient_javascript_lands_under_each_cell(kernel):
+    # gonbui/dom keeps the display id of its transient script in a package
+    # variable, made once per process: one process per cell in GoNB, one
+    # per session here. Each cell must still get its own block, or the
+    # second cell's script would run in the first cell's output.
+    _, kc = kernel
+    cell = ('import "github.com/janpfeifer/gonb/gonbui/dom"\n%%\n'
+            'dom.TransientJavascript(`console.log("cell {}")`)')
+    ids = []
+    for n in (1, 2):
+        reply, out = run(kc, cell.format(n))
+        ok(reply)
+        shown = displays(out)
+        assert len(shown) == 1 and "console.log(\"cell {}\")".format(n) in shown[0]["data"]["text/html"], out
+        updates = displays(out, "update_display_data")
+        assert [u["data"] for u in updates] == [{"text/html": ""}], out
+        ids.append(shown[0]["transient"]["display_id"])
+        assert updates[0]["transient"]["display_id"] == ids[-1]
+    assert ids[0] != ids[1], ids
+
+
 def test_input_boxes_answered_on_stdin(kernel):
     _, kc = kernel
     msg_id = kc.execute(GONBUI + '%%\ngonbui.RequestInput("Enter:", false)\nvar x int\nfmt.Scan(&x)\n'

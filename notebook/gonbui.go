@@ -6,6 +6,7 @@ package notebook
 import (
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -162,9 +163,30 @@ func (g *gonbSession) publish(data frontend.MIMEBundle, md map[string]any, id st
 // gonbHandler routes what gonbui sends to the cell that runs.
 type gonbHandler struct{ g *gonbSession }
 
+// perProcessIDs are the prefixes of display ids that gonbui's packages
+// make once per process (package variables): in GoNB every cell is a new
+// process, so each cell gets its own block. Here the process is the
+// session's, so the kernel makes such an id its cell's own; otherwise a
+// later cell's dom.TransientJavascript would run in the first cell's block,
+// and that cell's old script would run again with it.
+var perProcessIDs = []string{"gonb_transient_js_"}
+
+// cellDisplayID is the display id under which id shows in cell n.
+func cellDisplayID(id string, n int) string {
+	for _, p := range perProcessIDs {
+		if strings.HasPrefix(id, p) {
+			return fmt.Sprintf("%s.cell%d", id, n)
+		}
+	}
+	return id
+}
+
 func (h gonbHandler) Display(data frontend.MIMEBundle, md map[string]any, id string) {
 	update := false
 	if id != "" {
+		if c := h.g.e.cells.Cell(); c != nil {
+			id = cellDisplayID(id, c.Count)
+		}
 		h.g.mu.Lock()
 		update = h.g.known[id]
 		h.g.known[id] = true
