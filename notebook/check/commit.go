@@ -416,3 +416,28 @@ func (s *Session) Rerun(src string) *Cell {
 	}
 	return cc.cell
 }
+
+// CompatibleFuncs returns the session's current functions that cell c
+// redefines with the identical signature (by name; c's own declarations
+// and the ones re-homed into it). Code compiled against them may call c's
+// definitions instead, before c commits: Go declares a program's functions
+// before any of its code runs, so the cell's own statements must already
+// reach its definitions through earlier cells' code.
+func (s *Session) CompatibleFuncs(c *Cell) map[string]*Entry {
+	out := map[string]*Entry{}
+	decls := append([]ast.Decl(nil), c.Decls...)
+	for _, r := range c.Rehomed {
+		decls = append(decls, r.Decl)
+	}
+	for _, d := range decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Recv != nil || fd.Name.Name == "init" || fd.Name.Name == "_" {
+			continue
+		}
+		old := s.names[fd.Name.Name]
+		if obj := c.Info.Defs[fd.Name]; old != nil && obj != nil && old.Kind == FuncEntry && compatible(old, obj) {
+			out[fd.Name.Name] = old
+		}
+	}
+	return out
+}

@@ -372,11 +372,7 @@ func (s *Session) commit(u *unit, done int) []check.Binding {
 				h.hook = reflect.ValueOf(u.syms["o:"+e.Name])
 			}
 			if b.Old != nil && b.Compatible && h.fn.IsValid() {
-				for p := b.Old; p != nil; p = p.Prev {
-					if oh, ok := p.Home.(*home); ok && oh.hook.IsValid() && oh.hook.Elem().Type() == h.fn.Type() {
-						setHook(oh.hook, h.fn)
-					}
-				}
+				redirect(b.Old, u, h.fn, nil)
 			}
 		}
 		e.Home = h
@@ -418,10 +414,12 @@ func (s *Session) execute(ctx context.Context, u *unit, n int, built bool) (*Res
 	// nothing: its declarations never came into being, and the earlier
 	// variables whose storage they took over keep their values.
 	saved := saveReused(u)
+	undoHooks := s.preBind(u)
 	if err := r.call(ctx, initFn); err != nil {
 		for _, sv := range saved {
 			sv.ptr.Elem().Set(sv.val)
 		}
+		undoHooks()
 		return nil, err
 	}
 	err := r.call(ctx, runFn)
@@ -437,6 +435,49 @@ func (s *Session) execute(ctx context.Context, u *unit, n int, built bool) (*Res
 	}
 	res.Values = vals
 	return res, nil
+}
+
+// preBind points the override hooks of the functions the unit redefines
+// compatibly at the unit's definitions before any of its code runs (commit
+// does it again, for good): earlier cells' code that the cell's statements
+// call must reach the new definitions, as in a Go program, where every
+// declaration exists before main. It returns how to undo that, for a cell
+// that binds nothing.
+func (s *Session) preBind(u *unit) (undo func()) {
+	type set struct{ hook, old reflect.Value }
+	var done []set
+	for name, old := range s.chk.CompatibleFuncs(u.cell) {
+		if f, ok := u.syms["f:"+name]; ok {
+			redirect(old, u, reflect.ValueOf(f), func(hook, prev reflect.Value) { done = append(done, set{hook, prev}) })
+		}
+	}
+	return func() {
+		for i := len(done) - 1; i >= 0; i-- {
+			setHook(done[i].hook, done[i].old)
+		}
+	}
+}
+
+// redirect makes fn, unit u's definition of a function, the one every
+// earlier definition in old's chain calls: their override hooks point at
+// fn, except u's own (a cell run again redefines its own functions), which
+// is cleared, or fn would call itself. seen, when set, hears each hook's
+// value before.
+func redirect(old *check.Entry, u *unit, fn reflect.Value, seen func(hook, prev reflect.Value)) {
+	for p := old; p != nil; p = p.Prev {
+		oh, ok := p.Home.(*home)
+		if !ok || !oh.hook.IsValid() || oh.hook.Elem().Type() != fn.Type() {
+			continue
+		}
+		if seen != nil {
+			seen(oh.hook, hookValue(oh.hook))
+		}
+		if oh.unit == u {
+			setHook(oh.hook, reflect.Zero(fn.Type()))
+		} else {
+			setHook(oh.hook, fn)
+		}
+	}
 }
 
 type savedVar struct{ ptr, val reflect.Value }

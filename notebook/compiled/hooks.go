@@ -59,6 +59,20 @@ func setHook(ptr, v reflect.Value) {
 	ptr.Elem().Set(v)
 }
 
+// hookValue is the hook at ptr as setHook last set it (not the checking
+// hook swapped in while a cell is being interrupted).
+func hookValue(ptr reflect.Value) reflect.Value {
+	hooksMu.Lock()
+	defer hooksMu.Unlock()
+	v := reflect.New(ptr.Elem().Type()).Elem()
+	if slot := slots[ptr.Pointer()]; slot != nil && swapped {
+		v.Set(slot.saved)
+	} else {
+		v.Set(ptr.Elem())
+	}
+	return v
+}
+
 func (s *hookSlot) swapIn() {
 	cur := reflect.New(s.ptr.Elem().Type()).Elem()
 	cur.Set(s.ptr.Elem())

@@ -15,8 +15,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sirupsen/logrus"
-
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/notebook/autoimport"
 	"github.com/goaccel/goaccel/notebook/build"
@@ -100,15 +98,12 @@ func New(opts Options) (*Runner, error) {
 			return res.ResolveIn(context.Background(), name, src)
 		}})
 	r.comp.Late = func(msg string) { r.out.Stderr(msg + "\n") }
-	r.comp.Notes = func(autoImports, warnings, kept []string) {
+	r.comp.Notes = func(autoImports, warnings, _ []string) {
 		for _, p := range autoImports {
 			r.out.Stderr(fmt.Sprintf("goaccel: added import %q\n", p))
 		}
 		for _, w := range warnings {
 			r.out.Stderr("goaccel: " + w + "\n")
-		}
-		for _, k := range kept {
-			logrus.WithField("why", k).Info("an earlier declaration keeps its previous definition")
 		}
 	}
 	compiled.SetLaunchName(opts.LaunchName)
