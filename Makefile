@@ -5,7 +5,8 @@
 #   make bench  benchmarks beside their peers (ipykernel, Python writers, raw loopback)
 #   make fidelity  Go programs run as notebook cells, compared with go run (fidelity/README.md);
 #                  FIDELITY_SUITE, FIDELITY_RUN, FIDELITY_J, FIDELITY_TIMEOUT, FIDELITY_DIFF=1,
-#                  FIDELITY_LIST=1 select programs and show more
+#                  FIDELITY_LIST=1 select programs and show more; FIDELITY_SESSION=1 runs
+#                  them back to back in one engine
 #   make gonb-corpus  GoNB's and GoMLX's published notebooks run as they are, cells that
 #                  run and outputs that match the saved ones (e2e/gonb_corpus.py;
 #                  CORPUS=gonb|gomlx, CORPUS_ARGS=--diff); not part of `make test`

@@ -49,6 +49,10 @@ type Options struct {
 	// Split runs each program as a cell per declaration (cellrun.SplitCells)
 	// instead of as one cell.
 	Split bool
+	// Session runs the programs back to back as cells of ONE engine, in
+	// discovery order, as a user who keeps one kernel does (go run still
+	// runs each in parallel); each program is judged as in a fresh one.
+	Session bool
 
 	buildCache string // the run's cache of compiled cells
 	// Progress, when set, is called as each program ends (from the worker
@@ -125,6 +129,14 @@ func Run(ctx context.Context, opts Options) (*report.Report, error) {
 		Programs:      make([]report.Program, len(progs)),
 	}
 
+	if opts.Session {
+		err := runSession(ctx, progs, opts, modVersion, rep)
+		rep.Seconds = time.Since(rep.Started).Seconds()
+		if err != nil {
+			return nil, err
+		}
+		return rep, nil
+	}
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	var mu sync.Mutex // serializes Progress and guards done, firstErr
@@ -176,22 +188,37 @@ feed:
 
 // runOne runs one program both ways and judges it.
 func runOne(ctx context.Context, prog corpus.Program, opts Options, modVersion string) (report.Program, error) {
+	p, ref, err := runRef(ctx, prog, opts, modVersion)
+	if err != nil || ref == nil {
+		return p, err
+	}
+	return judgeCell(ctx, prog, p, ref, func(dir string) (cellrun.Outcome, error) {
+		return cellrun.Run(ctx, cellrun.Config{
+			Binary: opts.Runcell, Source: prog.Path, WorkDir: dir, Timeout: opts.Timeout, Split: opts.Split,
+			BuildCache: opts.buildCache,
+		})
+	})
+}
+
+// runRef runs a program by go run. A nil result with no error means the
+// program is not applicable (p says so).
+func runRef(ctx context.Context, prog corpus.Program, opts Options, modVersion string) (report.Program, *gorun.Result, error) {
 	start := time.Now()
 	p := report.Program{Suite: prog.Suite, Name: prog.Name, Path: prog.Path, Nondeterministic: prog.Nondeterministic}
 	if !prog.Applicable {
 		p.Category, p.Detail = report.NotApplicable, prog.Reason
-		return p, nil
+		return p, nil, nil
 	}
 	refDir, cleanup, err := workDir(prog)
 	if err != nil {
-		return p, err
+		return p, nil, err
 	}
 	defer cleanup()
 	ref, err := gorun.Run(ctx, gorun.Program{Path: prog.Path, FilesDir: prog.FilesDir}, gorun.Config{
 		Go: opts.Go, GoVersion: modVersion, WorkDir: refDir, RunTimeout: opts.Timeout,
 	})
 	if err != nil {
-		return p, fmt.Errorf("fidelity: %s: %w", prog.Name, err)
+		return p, nil, fmt.Errorf("fidelity: %s: %w", prog.Name, err)
 	}
 	p.GoRun = &report.GoRun{
 		Output: keep(ref.Output), Truncated: ref.Truncated, ExitCode: ref.ExitCode, Status: ref.Status,
@@ -202,6 +229,14 @@ func runOne(ctx context.Context, prog corpus.Program, opts Options, modVersion s
 		f := ParseFailure(ref)
 		p.GoRun.Failure = &report.Failure{Kind: f.Kind, Message: f.Message, Code: f.Code, Before: keep(f.Before)}
 	}
+	p.Seconds = time.Since(start).Seconds()
+	return p, &ref, nil
+}
+
+// judgeCell runs the program as a cell (runCell, in the directory it
+// should run in), unless go run could not run it, and judges it.
+func judgeCell(ctx context.Context, prog corpus.Program, p report.Program, ref *gorun.Result, runCell func(dir string) (cellrun.Outcome, error)) (report.Program, error) {
+	start := time.Now()
 	var cell cellrun.Outcome
 	if !ref.BuildFailed && !ref.TimedOut {
 		cellDir, cleanup, err := workDir(prog)
@@ -209,10 +244,7 @@ func runOne(ctx context.Context, prog corpus.Program, opts Options, modVersion s
 			return p, err
 		}
 		defer cleanup()
-		cell, err = cellrun.Run(ctx, cellrun.Config{
-			Binary: opts.Runcell, Source: prog.Path, WorkDir: cellDir, Timeout: opts.Timeout, Split: opts.Split,
-			BuildCache: opts.buildCache,
-		})
+		cell, err = runCell(cellDir)
 		if err != nil {
 			return p, fmt.Errorf("fidelity: %s: %w", prog.Name, err)
 		}
@@ -227,8 +259,8 @@ func runOne(ctx context.Context, prog corpus.Program, opts Options, modVersion s
 			}
 		}
 	}
-	p.Category, p.Detail = Judge(ref, cell, prog.Nondeterministic)
-	p.Seconds = time.Since(start).Seconds()
+	p.Category, p.Detail = Judge(*ref, cell, prog.Nondeterministic)
+	p.Seconds += time.Since(start).Seconds()
 	return p, nil
 }
 

@@ -86,6 +86,29 @@ func TestHarnessEndToEnd(t *testing.T) {
 		t.Errorf("hang.go: %s (%s), go run %s", p.Category, p.Detail, p.GoRun.Status)
 	}
 
+	// The same two in ONE session: the crash costs its program and the
+	// session starts again for the next; the hang is interrupted by the
+	// child at the timeout.
+	rs, err := fidelity.Run(ctx, fidelity.Options{
+		Runcell:     runcell,
+		ExamplesDir: filepath.Join("testdata", "harness"),
+		Suites:      []string{corpus.SuiteExamples},
+		Timeout:     30 * time.Second,
+		Session:     true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rs.Programs {
+		want := map[string]report.Category{"crash.go": report.Death, "hang.go": report.Hang}[filepath.Base(p.Name)]
+		if p.Category != want {
+			t.Errorf("one session: %s: %s (%s), want %s", p.Name, p.Category, p.Detail, want)
+		}
+	}
+	if rs.Restarts != 1 {
+		t.Errorf("one session: %d restarts, want 1 (after crash.go)", rs.Restarts)
+	}
+
 	// The report round-trips and compares with itself as unchanged.
 	path := filepath.Join(t.TempDir(), "r.json")
 	if err := report.Write(path, r); err != nil {

@@ -26,7 +26,7 @@ func Judge(ref gorun.Result, cell cellrun.Outcome, nondeterministic bool) (repor
 	case cell.Died():
 		return report.Death, deathCause(cell)
 	}
-	out := cell.Output()
+	out := cell.ProgramOutput()
 	if ref.ExitCode == 0 {
 		if cell.Error != nil {
 			return report.Error, fmt.Sprintf("the cell failed where go run succeeded: %s: %s", cell.Error.Name, firstLine(cell.Error.Value))

@@ -142,6 +142,32 @@ func (o Outcome) Output() string {
 	return b.String()
 }
 
+// KernelNote starts the lines the kernel itself writes on a cell's stderr
+// (imports it added, earlier declarations a redefinition left behind):
+// notes to the user, not the program's output.
+const KernelNote = "goaccel: "
+
+// ProgramOutput is Output without the kernel's notes (lines of stderr
+// starting with KernelNote): what the program itself wrote.
+func (o Outcome) ProgramOutput() string {
+	var b strings.Builder
+	for _, e := range o.Events {
+		if e.Kind != KindStream {
+			continue
+		}
+		if e.Name != "stderr" || !strings.Contains(e.Text, KernelNote) {
+			b.WriteString(e.Text)
+			continue
+		}
+		for _, line := range strings.SplitAfter(e.Text, "\n") {
+			if !strings.HasPrefix(line, KernelNote) {
+				b.WriteString(line)
+			}
+		}
+	}
+	return b.String()
+}
+
 // Died reports whether the child ended without replying and was not
 // killed by the harness's timeout: the kernel died.
 func (o Outcome) Died() bool { return !o.Replied && !o.TimedOut }
@@ -203,6 +229,12 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 	if err != nil {
 		return o, fmt.Errorf("cellrun: %w", err)
 	}
+	o.read(data)
+	return o, nil
+}
+
+// read takes the events of the child's events file into o.
+func (o *Outcome) read(data []byte) {
 	o.Events = ParseEvents(data)
 	for i, e := range o.Events {
 		switch e.Kind {
@@ -222,7 +254,6 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 	if o.Replied {
 		o.TimedOut = false // replied, then hung on the way out: not the cell's fault
 	}
-	return o, nil
 }
 
 // ParseEvents reads an events file, skipping a line the child did not

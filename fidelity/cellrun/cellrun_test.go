@@ -1,9 +1,13 @@
 package cellrun
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -26,6 +30,10 @@ func TestMain(m *testing.M) {
 
 // fakeChild records a cell the way runcell does, then behaves as mode says.
 func fakeChild(mode string) {
+	if mode == "session" {
+		fakeSession()
+		return
+	}
 	args := os.Args[1:] // -events FILE -max-output N SOURCE
 	if len(args) != 5 || args[0] != "-events" || args[2] != "-max-output" {
 		os.Exit(2)
@@ -149,5 +157,91 @@ func TestRecorderCapsStreams(t *testing.T) {
 	}
 	if want := []string{KindStream, KindStream, KindTruncated, KindReply}; !slices.Equal(kinds, want) || text != "abcde" {
 		t.Errorf("kinds %q, text %q", kinds, text)
+	}
+}
+
+// fakeSession serves requests as runcell -session does; each program's
+// source says what its cell does: "ok", "crash" or "hang".
+func fakeSession() {
+	requests, acks := os.NewFile(3, "requests"), os.NewFile(4, "acks")
+	in := bufio.NewScanner(requests)
+	for n := 1; in.Scan(); n++ {
+		var req Request
+		if json.Unmarshal(in.Bytes(), &req) != nil {
+			os.Exit(2)
+		}
+		src, _ := os.ReadFile(req.Source)
+		f, err := os.OpenFile(req.Events, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			os.Exit(2)
+		}
+		rec := NewRecorder(f, time.Now(), 0)
+		rec.Ready()
+		rec.Stream("stdout", fmt.Sprintf("cell %d: %s\n", n, src))
+		switch string(src) {
+		case "crash":
+			os.Exit(2)
+		case "hang":
+			time.Sleep(time.Hour)
+		}
+		rec.Reply(frontend.ExecuteReply{})
+		f.Close()
+		fmt.Fprintln(acks, "done")
+	}
+}
+
+func TestSessionRunsProgramsInOneChildAndRestartsIt(t *testing.T) {
+	t.Setenv(fakeChildEnv, "session")
+	dir := t.TempDir()
+	prog := func(what string) string {
+		p := filepath.Join(dir, fmt.Sprintf("p%d.go", time.Now().UnixNano()))
+		if err := os.WriteFile(p, []byte(what), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	s := &Session{Binary: os.Args[0], Grace: 200 * time.Millisecond}
+	defer s.Close()
+	run := func(what string) Outcome {
+		t.Helper()
+		o, err := s.Run(context.Background(), prog(what), dir, 300*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	for i, want := range []string{"cell 1: ok\n", "cell 2: ok\n"} {
+		if o := run("ok"); !o.Replied || o.Output() != want {
+			t.Fatalf("program %d: %+v", i+1, o)
+		}
+	}
+	if o := run("crash"); !o.Died() || o.Output() != "cell 3: crash\n" {
+		t.Fatalf("crashing program: %+v", o)
+	}
+	if o := run("ok"); !o.Replied || o.Output() != "cell 1: ok\n" {
+		t.Fatalf("after the crash, a new child: %+v", o)
+	}
+	if o := run("hang"); !o.TimedOut || o.Replied {
+		t.Fatalf("stuck program: %+v", o)
+	}
+	if o := run("ok"); !o.Replied || o.Output() != "cell 1: ok\n" {
+		t.Fatalf("after the stuck one, a new child: %+v", o)
+	}
+	if s.Restarts != 2 {
+		t.Errorf("restarts %d, want 2", s.Restarts)
+	}
+}
+
+func TestProgramOutputLeavesOutTheKernelsNotes(t *testing.T) {
+	o := Outcome{Events: []Event{
+		{Kind: KindStream, Name: "stderr", Text: "goaccel: added import \"fmt\"\n"},
+		{Kind: KindStream, Name: "stdout", Text: "goaccel: printed by the program\n"},
+		{Kind: KindStream, Name: "stderr", Text: "one\ngoaccel: warning: func f (cell[1]) keeps its previous definition\ntwo\n"},
+	}}
+	if got, want := o.ProgramOutput(), "goaccel: printed by the program\none\ntwo\n"; got != want {
+		t.Errorf("ProgramOutput() = %q, want %q", got, want)
+	}
+	if !strings.Contains(o.Output(), "added import") {
+		t.Errorf("Output() lost the notes: %q", o.Output())
 	}
 }

@@ -42,11 +42,14 @@ type Report struct {
 	GoVersion     string    `json:"go_version"`
 	Platform      string    `json:"platform"` // GOOS/GOARCH[+cgo]
 	// Label says what was measured (e.g. the engine's git commit).
-	Label    string    `json:"label,omitempty"`
-	Timeout  string    `json:"timeout"`
-	Parallel int       `json:"parallel"`
-	Suites   []string  `json:"suites"`
-	Globs    []string  `json:"globs,omitempty"`
+	Label    string   `json:"label,omitempty"`
+	Timeout  string   `json:"timeout"`
+	Parallel int      `json:"parallel"`
+	Suites   []string `json:"suites"`
+	Globs    []string `json:"globs,omitempty"`
+	// Restarts, for a run of one session, counts the sessions started
+	// again after one died or got stuck (each costs the program it ran).
+	Restarts int       `json:"session_restarts,omitempty"`
 	Programs []Program `json:"programs"`
 }
 

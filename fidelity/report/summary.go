@@ -24,6 +24,9 @@ func Summary(w io.Writer, r *Report, groups []Group) {
 	if r.Label != "" {
 		fmt.Fprintf(w, ", %s", r.Label)
 	}
+	if r.Restarts > 0 {
+		fmt.Fprintf(w, "; the session was started again %s", plural(r.Restarts, "time", "times"))
+	}
 	fmt.Fprintln(w)
 	width := 0
 	for _, g := range groups {

@@ -2,14 +2,15 @@
 // engine and compares them with `go run` (see package fidelity): `make
 // fidelity` builds it and runcell and runs it.
 //
-//	fidelity [-suite test,examples] [-run 'fixedbugs/issue5*.go,closures.go'] [-j 2] [-timeout 30s]
+//	fidelity [-suite test,examples] [-run 'fixedbugs/issue5*.go,closures.go'] [-j 2] [-timeout 30s] [-split | -session]
 //	         [-runcell bin/runcell] [-results fidelity/results] [-diff] [-list] [-v]
 //	fidelity -report fidelity/results/latest.json [-suite ...] [-run ...] [-diff] [-list]
 //	fidelity -compare OLD.json NEW.json
 //
 // Each flag defaults to an environment variable, so make passes them
 // through: FIDELITY_SUITE, FIDELITY_RUN, FIDELITY_J, FIDELITY_TIMEOUT,
-// FIDELITY_RESULTS, FIDELITY_DIFF, FIDELITY_LIST, FIDELITY_LABEL. A run
+// FIDELITY_RESULTS, FIDELITY_DIFF, FIDELITY_LIST, FIDELITY_LABEL,
+// FIDELITY_SPLIT, FIDELITY_SESSION. A run
 // writes its report to RESULTS/fidelity-TIMESTAMP.json and
 // RESULTS/latest.json. The exit status is 0 whatever the programs did; it
 // is non-zero only when the harness itself failed.
@@ -51,7 +52,7 @@ type config struct {
 	suites, globs                                 []string
 	parallel                                      int
 	timeout                                       time.Duration
-	diff, list, verbose, compare, split           bool
+	diff, list, verbose, compare, split, session  bool
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -69,6 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&c.diff, "diff", envBool("FIDELITY_DIFF"), "print the error and output diff of each failing program")
 	fs.BoolVar(&c.list, "list", envBool("FIDELITY_LIST"), "list the failing programs by category")
 	fs.BoolVar(&c.split, "split", envBool("FIDELITY_SPLIT"), "run each program as a notebook user would write it: a cell per declaration, in an order where cells use only earlier cells, main's last")
+	fs.BoolVar(&c.session, "session", envBool("FIDELITY_SESSION"), "run the programs back to back in ONE engine, in order, as a user who keeps one kernel does (each judged against its own go run)")
 	fs.BoolVar(&c.verbose, "v", false, "print every program as it ends (default: deaths and hangs, and a count every 50 programs)")
 	fs.StringVar(&c.reportPath, "report", "", "read this report `file` instead of running (with -diff, -list, -suite, -run)")
 	fs.BoolVar(&c.compare, "compare", false, "compare two reports: fidelity -compare OLD.json NEW.json")
@@ -125,6 +127,9 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	if c.split {
 		c.label += " (split into cells)"
 	}
+	if c.session {
+		c.label += " (one session)"
+	}
 	start := time.Now()
 	r, err := fidelity.Run(ctx, fidelity.Options{
 		Runcell:     c.runcell,
@@ -135,6 +140,7 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		Timeout:     c.timeout,
 		Label:       c.label,
 		Split:       c.split,
+		Session:     c.session,
 		Progress: func(done, total int, p report.Program) {
 			if c.verbose || p.Category == report.Death || p.Category == report.Hang {
 				fmt.Fprintf(stderr, "[%d/%d] %s: %s", done, total, p.Name, p.Category)
