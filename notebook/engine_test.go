@@ -492,3 +492,39 @@ func TestCompatibleRedefinitionTakesEffectInItsCell(t *testing.T) {
 		t.Fatalf("after a cell that bound nothing, %q", got)
 	}
 }
+
+// Programs run back to back in one session: a cell Go accepts on its own
+// is accepted although an earlier cell redeclared a builtin it uses the
+// builtin's way, or declared a variable with the name it imports.
+func TestCellAcceptedAloneIsAcceptedInTheSession(t *testing.T) {
+	e := newEngine(t)
+	mustRun(t, e, "func println(a, b int) { fmt.Println(\"mine\", a+b) }")
+	_, io := mustRun(t, e, "func main() { println(\"builtin\", 1, 2) }")
+	if got := fmt.Sprint(io.streams); !strings.Contains(got, "builtin 1 2") {
+		t.Errorf("the builtin println's output is missing: %s", got)
+	}
+	_, io = mustRun(t, e, "println(1, 2)")
+	if got := fmt.Sprint(io.streams); !strings.Contains(got, "mine 3") {
+		t.Errorf("cell 1's println did not run: %s", got)
+	}
+	mustRun(t, e, "var bytes = []byte(\"hi\")")
+	r, _ := mustRun(t, e, "import \"bytes\"\nstring(bytes.ToUpper([]byte(\"a\")))")
+	if got := resultText(r); got != `"A"` {
+		t.Errorf("bytes.ToUpper after a variable named bytes: %s", got)
+	}
+}
+
+// A type declared in a group with others is compiled again for a cell that
+// redeclares one of the others: the group comes back without it.
+func TestRecompiledGroupWithoutWhatTheCellRedeclares(t *testing.T) {
+	e := newEngine(t)
+	mustRun(t, e, "type (\n\tS struct{ f int }\n\tT struct{ n int }\n)\nfunc h() []int { return nil }\nfunc (T) m() int { return len(h()) }")
+	r, _ := mustRun(t, e, "type S struct{ g string }\nfunc h() string { return \"abc\" }\nT{}.m()")
+	if got := resultText(r); got != "3" {
+		t.Errorf("T{}.m() = %s, want 3", got)
+	}
+	r, _ = mustRun(t, e, "S{g: \"y\"}.g")
+	if got := resultText(r); got != `"y"` {
+		t.Errorf("the new S: %s", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"go/types"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -123,18 +124,49 @@ func (s *Session) Check(src string, n int) (*Cell, error) {
 		err.src = src
 		return nil, err
 	}
-	st := &state{s: s, src: src, n: n, required: map[*Entry]bool{}, rehome: map[*Entry]bool{}, dropped: map[*Entry]dropNote{}}
+	newState := func() *state {
+		return &state{s: s, src: src, n: n, required: map[*Entry]bool{}, rehome: map[*Entry]bool{}, dropped: map[*Entry]dropNote{}}
+	}
+	st := newState()
 	if err := st.requiredRehomes(p); err != nil {
 		err.src = src
 		return nil, err
 	}
+	c, cerr, err := st.settle()
+	if err != nil {
+		return nil, err
+	}
+	if cerr == nil {
+		return c, nil
+	}
+	// A cell Go accepts on its own is accepted: an earlier cell's println
+	// or close does not take the builtin from it. If it fails that way
+	// too, its errors are the session's.
+	if s.shadowsPredeclared() {
+		retry := newState()
+		retry.universe = true
+		if retry.requiredRehomes(p) == nil {
+			if c, rerr, err := retry.settle(); err == nil && rerr == nil {
+				return c, nil
+			}
+		}
+	}
+	return nil, cerr
+}
+
+// settle checks the cell, round after round, until the session's
+// redefinitions settle: imports the cell forgot are added, earlier
+// declarations recompiled for it that no longer compile keep their old
+// definitions, and dependents of what it changes are recompiled with it.
+// A cell Go rejects gives its *Error; err is an internal failure.
+func (st *state) settle() (*Cell, *Error, error) {
 	for round := 0; ; round++ {
 		if round > 64 {
-			return nil, errors.New("check: redefinition did not settle (internal error)")
+			return nil, nil, errors.New("check: redefinition did not settle (internal error)")
 		}
 		c, diags := st.checkOnce()
 		if c == nil && len(diags) == 0 {
-			return nil, errors.New("check: internal error: no result")
+			return nil, nil, errors.New("check: internal error: no result")
 		}
 		if len(diags) > 0 {
 			// Imports the cell forgot.
@@ -146,7 +178,7 @@ func (s *Session) Check(src string, n int) (*Cell, error) {
 			if st.dropFailingDependents(diags) {
 				continue
 			}
-			return nil, st.errorOf(diags)
+			return nil, st.errorOf(diags), nil
 		}
 		more := st.staleDependents(c)
 		if len(more) == 0 {
@@ -157,12 +189,23 @@ func (s *Session) Check(src string, n int) (*Cell, error) {
 				}
 				sort.Strings(c.Kept)
 			}
-			return c, nil
+			return c, nil, nil
 		}
 		for _, e := range more {
 			st.rehome[e] = true
 		}
 	}
+}
+
+// shadowsPredeclared reports whether a binding of the session has the name
+// of one of Go's predeclared identifiers.
+func (s *Session) shadowsPredeclared() bool {
+	for name := range s.names {
+		if types.Universe.Lookup(name) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // state is one Check in progress.
@@ -174,6 +217,14 @@ type state struct {
 	required map[*Entry]bool     // types the cell adds methods to (and their methods)
 	rehome   map[*Entry]bool     // every earlier entry recompiled (required ones included)
 	dropped  map[*Entry]dropNote // dependents left on their old binding
+	// imported are the names the cell's own imports bind: the session's
+	// bindings of them are not inserted (the newest binding wins).
+	imported map[string]bool
+	// universe is set for a retry of a cell the session rejects while an
+	// earlier cell's declaration shadows a predeclared name (println,
+	// close, string): the retry checks the cell with that name meaning
+	// Go's own, as a program of the cell alone would.
+	universe bool
 	// parts of the last round, for errors
 	rehomeUnits map[string]*Entry // "cell[N]:line" of a re-homed decl's start → entry
 }
@@ -261,10 +312,46 @@ func (st *state) checkOnce() (*Cell, []Diag) {
 	c.Decls = p.decls
 	decls := append([]ast.Decl(nil), p.decls...)
 	st.rehomeUnits = map[string]*Entry{}
+	// The names the cell binds itself: its declarations and imports.
+	cellNames := map[string]bool{}
+	for _, d := range p.decls {
+		ids, _ := declaredNames(d)
+		for _, id := range ids {
+			cellNames[id.Name] = true
+		}
+	}
+	for _, g := range p.imports {
+		for _, sp := range g.Specs {
+			is := sp.(*ast.ImportSpec)
+			if is.Name != nil {
+				cellNames[is.Name.Name] = true
+			} else if path, err := strconv.Unquote(is.Path.Value); err == nil {
+				cellNames[s.localName(path)] = true
+			}
+		}
+	}
 	for _, e := range st.rehomeList() {
 		d, text, err := parseUnit(s.fset, e.Unit)
 		if err != nil {
 			return nil, []Diag{{Msg: err.Error()}}
+		}
+		// A declaration recompiled for the cell leaves out what the cell
+		// binds anew (a group, the specs): the cell's bindings replace
+		// them.
+		// The generated code is written from the text: what is left out
+		// is blanked there too (lines kept, for positions).
+		if gd, ok := d.(*ast.GenDecl); ok && gd.Tok != token.IMPORT {
+			tf := s.fset.File(d.Pos())
+			gd.Specs = slices.DeleteFunc(gd.Specs, func(sp ast.Spec) bool {
+				if !redeclaredSpec(sp, cellNames) {
+					return false
+				}
+				text = blankRange(text, tf.Offset(sp.Pos()), tf.Offset(sp.End()))
+				return true
+			})
+			if len(gd.Specs) == 0 {
+				continue
+			}
 		}
 		c.texts[s.fset.File(d.Pos())] = text
 		decls = append(decls, d)
@@ -300,6 +387,12 @@ func (st *state) checkOnce() (*Cell, []Diag) {
 		return nil, importDiags
 	}
 	c.Imports = imports.cell
+	st.imported = map[string]bool{}
+	for _, im := range imports.cell {
+		if im.Name != "_" && im.Name != "." {
+			st.imported[im.Name] = true
+		}
+	}
 
 	for _, s := range p.stmts {
 		c.StmtSpans = append(c.StmtSpans, Span{s.Pos(), s.End()})
@@ -512,7 +605,7 @@ func (st *state) typecheck(file *ast.File, own map[string]bool, extra map[types.
 		return nil, nil, []Diag{{Msg: err.Error()}}
 	}
 	for name, e := range s.names {
-		if own[name] || st.rehome[e] {
+		if own[name] || st.imported[name] || st.rehome[e] || (st.universe && types.Universe.Lookup(name) != nil) {
 			continue
 		}
 		scope.Insert(e.Obj)
@@ -856,4 +949,35 @@ func embedDirectives(src string, n int) []Diag {
 		}
 	}
 	return diags
+}
+
+// redeclaredSpec reports whether every name a type, const or var spec
+// declares is in names.
+func redeclaredSpec(sp ast.Spec, names map[string]bool) bool {
+	switch sp := sp.(type) {
+	case *ast.TypeSpec:
+		return names[sp.Name.Name]
+	case *ast.ValueSpec:
+		for _, n := range sp.Names {
+			if !names[n.Name] {
+				return false
+			}
+		}
+		return len(sp.Names) > 0
+	}
+	return false
+}
+
+// blankRange replaces text[from:to] by spaces, keeping its line breaks.
+func blankRange(text string, from, to int) string {
+	if from < 0 || to > len(text) || from >= to {
+		return text
+	}
+	b := []byte(text)
+	for i := from; i < to; i++ {
+		if b[i] != '\n' {
+			b[i] = ' '
+		}
+	}
+	return string(b)
 }

@@ -2,6 +2,7 @@ package check
 
 import (
 	"errors"
+	"go/ast"
 	"go/importer"
 	"go/token"
 	"go/types"
@@ -369,4 +370,70 @@ func TestRedefinitionWarnsOnceNamingWhatItKeeps(t *testing.T) {
 	if len(c.Kept) != 3 || !strings.Contains(strings.Join(c.Kept, "\n"), "t.a undefined") {
 		t.Errorf("Kept = %q, want the three declarations with the compiler's reasons", c.Kept)
 	}
+}
+
+// A cell Go accepts on its own is accepted in the session: an earlier
+// cell's println does not take the builtin from a cell that calls it the
+// builtin's way, and an import binds its name over an earlier variable.
+func TestCellGoAcceptsAloneIsAccepted(t *testing.T) {
+	s := newSession(t)
+	run(t, s, 1, "func println(a, b int) {}")
+	c := run(t, s, 2, `func main() { println("x", 1, 2) }`)
+	if obj := c.Info.Uses[findIdent(t, c, "println")]; obj == nil || obj.Parent() != types.Universe {
+		t.Errorf("println in cell 2 is %v, want the builtin", obj)
+	}
+	// Where the session's println fits, it is the session's.
+	c = run(t, s, 3, "println(1, 2)")
+	if obj := c.Info.Uses[findIdent(t, c, "println")]; obj == nil || obj.Parent() == types.Universe {
+		t.Errorf("println in cell 3 is %v, want cell 1's", obj)
+	}
+
+	run(t, s, 5, `var bytes = []byte("hi")`)
+	run(t, s, 6, "import \"bytes\"\nvar up = bytes.ToUpper([]byte(\"a\"))")
+}
+
+func findIdent(t *testing.T, c *Cell, name string) *ast.Ident {
+	t.Helper()
+	for id := range c.Info.Uses {
+		if id.Name == name {
+			return id
+		}
+	}
+	t.Fatalf("no use of %s", name)
+	return nil
+}
+
+// Redefining what a method of an alias receiver uses recompiles the method
+// with the alias and the type it denotes (go/types follows the receiver's
+// alias to the type in the same file; without it the checker crashed).
+func TestRedefinitionUnderAnAliasReceiver(t *testing.T) {
+	for _, cells := range [][]string{
+		{"type U int\ntype T = U\nvar g = 1\nfunc (T) m() int { return g }", "var g float64 = 4.5"},
+		{"type U int\ntype T = U\nvar g = 1\nfunc (*T) m() int { return g }", "const g float64 = 4.5"},
+		{"type U int\ntype T = U\nfunc g() int { return 1 }\nfunc (T) m() int { return g() }", "func g() string { return \"x\" }"},
+	} {
+		s := newSession(t)
+		run(t, s, 1, cells[0])
+		run(t, s, 2, cells[1])
+	}
+}
+
+// A type of a group recompiled for a redefinition does not bring back the
+// group's other types that the cell declares anew.
+func TestRecompiledGroupLeavesOutWhatTheCellRedeclares(t *testing.T) {
+	s := newSession(t)
+	run(t, s, 1, "type (\n\tS struct{ f int }\n\tT struct{ n int }\n)\nfunc h() int { return 1 }\nfunc (T) m() int { return h() }")
+	run(t, s, 2, "type S struct{ g string }\nfunc h() int { return 2 }\nvar x = S{g: \"y\"}")
+	run(t, s, 3, "type S struct{ g string }\nfunc h() string { return \"\" }")
+}
+
+// A cell that binds an earlier type's name as something else (a function,
+// an import) replaces it: the old type's methods and the declarations that
+// used it stay as they were instead of being compiled again beside it.
+func TestRebindingANameAsAnotherKind(t *testing.T) {
+	s := newSession(t)
+	run(t, s, 1, "type foo struct{}\nfunc (foo) X() {}")
+	run(t, s, 2, "func foo[T any](d T) {}")
+	run(t, s, 3, "var strings = []string{\"a\"}\nfunc n() int { return len(strings) }")
+	run(t, s, 4, "import \"strings\"\nvar up = strings.ToUpper(\"a\")")
 }

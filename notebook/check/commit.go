@@ -101,6 +101,9 @@ func (st *state) staleDependents(c *Cell) []*Entry {
 			continue
 		}
 		if d.Kind == MethodEntry && d.Recv != nil {
+			if obj := scope.Lookup(d.Recv.Name); obj != nil && c.own[obj] && c.aliases[obj] == nil {
+				continue // the cell declares the type's name anew as something else: the methods stay with the old type
+			}
 			if !st.rehome[d.Recv] {
 				more = append(more, d.Recv)
 			}
@@ -113,6 +116,7 @@ func (st *state) staleDependents(c *Cell) []*Entry {
 		}
 		more = append(more, d)
 	}
+	more = append(more, st.aliasTargets(more)...)
 	sort.Slice(more, func(i, j int) bool { return more[i].ID < more[j].ID })
 	out := more[:0]
 	seen := map[*Entry]bool{}
@@ -438,6 +442,67 @@ func (s *Session) CompatibleFuncs(c *Cell) map[string]*Entry {
 		if obj := c.Info.Defs[fd.Name]; old != nil && obj != nil && old.Kind == FuncEntry && compatible(old, obj) {
 			out[fd.Name.Name] = old
 		}
+	}
+	return out
+}
+
+// aliasTargets returns the session types, with their methods, that the
+// aliases among the re-homed types and more denote and that are not
+// re-homed yet: go/types follows a method's receiver through aliases to the
+// defined type in the same file, which must therefore be there too.
+func (st *state) aliasTargets(more []*Entry) []*Entry {
+	s := st.s
+	var out []*Entry
+	var add func(e *Entry)
+	add = func(e *Entry) {
+		if e != nil && e.Kind == MethodEntry {
+			// A receiver written with an alias of the session: the alias.
+			if fn, ok := e.Obj.(*types.Func); ok {
+				if r := fn.Type().(*types.Signature).Recv(); r != nil {
+					t := r.Type()
+					if p, ok := t.(*types.Pointer); ok {
+						t = p.Elem()
+					}
+					if a, ok := t.(*types.Alias); ok {
+						if ae := s.byObj[a.Obj()]; ae != nil && ae.Unit != nil && !st.rehome[ae] && s.names[ae.Name] == ae {
+							out = append(out, ae)
+							add(ae)
+						}
+					}
+				}
+			}
+			return
+		}
+		if e == nil || e.Kind != TypeEntry {
+			return
+		}
+		tn, ok := e.Obj.(*types.TypeName)
+		if !ok || !tn.IsAlias() {
+			return
+		}
+		named, ok := types.Unalias(tn.Type()).(*types.Named)
+		if !ok {
+			return
+		}
+		target := s.byObj[named.Obj()]
+		if target == nil || target.Unit == nil || st.rehome[target] || s.names[target.Name] != target {
+			return
+		}
+		if _, gone := st.dropped[target]; gone {
+			return
+		}
+		out = append(out, target)
+		for _, m := range s.methods[target] {
+			if !st.rehome[m] {
+				out = append(out, m)
+			}
+		}
+	}
+	for e := range st.rehome {
+		add(e)
+	}
+	for _, e := range more {
+		add(e)
 	}
 	return out
 }
