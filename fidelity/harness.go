@@ -137,37 +137,56 @@ func Run(ctx context.Context, opts Options) (*report.Report, error) {
 		}
 		return rep, nil
 	}
+	done := 0
+	err = inParallel(ctx, len(progs), opts.Parallel, func(ctx context.Context, i int) error {
+		p, err := runOne(ctx, progs[i], opts, modVersion)
+		if err == nil {
+			rep.Programs[i] = p
+		}
+		return err
+	}, func(i int) {
+		done++
+		if opts.Progress != nil {
+			opts.Progress(done, len(progs), rep.Programs[i])
+		}
+	})
+	rep.Seconds = time.Since(rep.Started).Seconds()
+	if err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// inParallel calls work for 0 ≤ i < n, parallel calls at once. The first
+// error cancels the calls still to come and is returned; a cancelled ctx
+// is an error too. finish, when set, hears each call that succeeded, one
+// at a time.
+func inParallel(ctx context.Context, n, parallel int, work func(ctx context.Context, i int) error, finish func(i int)) error {
 	jobs := make(chan int)
 	var wg sync.WaitGroup
-	var mu sync.Mutex // serializes Progress and guards done, firstErr
-	done := 0
+	var mu sync.Mutex // serializes finish and guards firstErr
 	var firstErr error
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for range opts.Parallel {
+	for range parallel {
 		wg.Go(func() {
 			for i := range jobs {
-				p, err := runOne(ctx, progs[i], opts, modVersion)
+				err := work(ctx, i)
 				mu.Lock()
 				if err != nil {
 					if firstErr == nil {
 						firstErr = err
 						cancel()
 					}
-					mu.Unlock()
-					continue
-				}
-				rep.Programs[i] = p
-				done++
-				if opts.Progress != nil {
-					opts.Progress(done, len(progs), p)
+				} else if finish != nil {
+					finish(i)
 				}
 				mu.Unlock()
 			}
 		})
 	}
 feed:
-	for i := range progs {
+	for i := range n {
 		select {
 		case jobs <- i:
 		case <-ctx.Done():
@@ -176,14 +195,13 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
-	rep.Seconds = time.Since(rep.Started).Seconds()
 	if firstErr != nil {
-		return nil, firstErr
+		return firstErr
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("fidelity: %w", err)
+		return fmt.Errorf("fidelity: %w", err)
 	}
-	return rep, nil
+	return nil
 }
 
 // runOne runs one program both ways and judges it.

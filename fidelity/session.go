@@ -2,8 +2,6 @@ package fidelity
 
 import (
 	"context"
-	"fmt"
-	"sync"
 
 	"github.com/goaccel/goaccel/fidelity/cellrun"
 	"github.com/goaccel/goaccel/fidelity/corpus"
@@ -19,41 +17,13 @@ import (
 // mains, goroutines still running.
 func runSession(ctx context.Context, progs []corpus.Program, opts Options, modVersion string, rep *report.Report) error {
 	refs := make([]*gorun.Result, len(progs))
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for range opts.Parallel {
-		wg.Go(func() {
-			for i := range jobs {
-				p, ref, err := runRef(ctx, progs[i], opts, modVersion)
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
-					cancel()
-				}
-				rep.Programs[i], refs[i] = p, ref
-				mu.Unlock()
-			}
-		})
-	}
-feed:
-	for i := range progs {
-		select {
-		case jobs <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("fidelity: %w", err)
+	err := inParallel(ctx, len(progs), opts.Parallel, func(ctx context.Context, i int) error {
+		p, ref, err := runRef(ctx, progs[i], opts, modVersion)
+		rep.Programs[i], refs[i] = p, ref
+		return err
+	}, nil)
+	if err != nil {
+		return err
 	}
 
 	sess := &cellrun.Session{Binary: opts.Runcell, BuildCache: opts.buildCache}
