@@ -253,13 +253,7 @@ func checkReserved(fset *token.FileSet, p *parsed) *Error {
 // Go wants a type's methods in its package, so the type is compiled again
 // with all its methods.
 func (st *state) requiredRehomes(p *parsed) *Error {
-	declared := map[string]bool{}
-	for _, d := range p.decls {
-		ids, _ := declaredNames(d)
-		for _, id := range ids {
-			declared[id.Name] = true
-		}
-	}
+	declared := namesOf(p.decls)
 	for _, d := range p.decls {
 		_, methods := declaredNames(d)
 		for _, m := range methods {
@@ -313,13 +307,7 @@ func (st *state) checkOnce() (*Cell, []Diag) {
 	decls := append([]ast.Decl(nil), p.decls...)
 	st.rehomeUnits = map[string]*Entry{}
 	// The names the cell binds itself: its declarations and imports.
-	cellNames := map[string]bool{}
-	for _, d := range p.decls {
-		ids, _ := declaredNames(d)
-		for _, id := range ids {
-			cellNames[id.Name] = true
-		}
-	}
+	cellNames := namesOf(p.decls)
 	for _, g := range p.imports {
 		for _, sp := range g.Specs {
 			is := sp.(*ast.ImportSpec)
@@ -367,13 +355,7 @@ func (st *state) checkOnce() (*Cell, []Diag) {
 
 	// Names the file declares itself; session bindings of these names are
 	// not inserted.
-	own := map[string]bool{}
-	for _, d := range decls {
-		ids, _ := declaredNames(d)
-		for _, id := range ids {
-			own[id.Name] = true
-		}
-	}
+	own := namesOf(decls)
 	var hoistIDs []*ast.Ident
 	hoistIdx := map[*ast.Ident]int{}
 	for i, stmt := range p.stmts {

@@ -187,6 +187,18 @@ func parseUnit(fset *token.FileSet, u *Unit) (ast.Decl, string, error) {
 	return f.Decls[0], text, nil
 }
 
+// namesOf returns the names (not methods) that decls bind.
+func namesOf(decls []ast.Decl) map[string]bool {
+	names := map[string]bool{}
+	for _, d := range decls {
+		ids, _ := declaredNames(d)
+		for _, id := range ids {
+			names[id.Name] = true
+		}
+	}
+	return names
+}
+
 // declaredNames lists what a top-level declaration binds: names (types,
 // funcs, vars, consts) and methods as "Recv.Name".
 func declaredNames(d ast.Decl) (names []*ast.Ident, methods [][2]string) {
