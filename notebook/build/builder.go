@@ -45,6 +45,13 @@ type Builder struct {
 	local    localState         // packages of local modules (see local.go)
 	modList  []ModuleDir        // the build list (Modules), until the session module changes
 
+	// Cells link against a shared library (see shared.go) when wantShared
+	// holds; lib is that library once built, sharedErr why it could not be.
+	wantShared bool
+	sharedDir  string // where the libraries are kept
+	lib        *sharedLib
+	sharedErr  error
+
 	attMu       sync.Mutex // guards the fields below
 	attCtx      context.Context
 	attProgress func(string)
@@ -75,19 +82,29 @@ func New(ctx context.Context, opts Options) (*Builder, error) {
 		return nil, err
 	}
 	cache := opts.CacheDir
+	defaultCache := ""
+	if base, err := os.UserCacheDir(); err == nil {
+		defaultCache = filepath.Join(base, "goaccel", "build")
+	}
 	if cache == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return nil, &Unavailable{"no cache directory: " + err.Error()}
+		if defaultCache == "" {
+			return nil, &Unavailable{"no cache directory"}
 		}
-		cache = filepath.Join(base, "goaccel", "build")
+		cache = defaultCache
 	}
 	cfg := sha256.Sum256([]byte(strings.Join([]string{tc.Version, host.GOOS, host.GOARCH, host.GOAMD64, host.Tags, fmt.Sprint(host.Trimpath), host.SourceDir}, "\x00")))
 	root := filepath.Join(cache, hex.EncodeToString(cfg[:8]))
+	// The shared library is named by its content: every Builder of this
+	// configuration shares it, whatever its cache of cells.
+	sharedDir := filepath.Join(root, "shared")
+	if defaultCache != "" {
+		sharedDir = filepath.Join(defaultCache, hex.EncodeToString(cfg[:8]), "shared")
+	}
 	if err := os.MkdirAll(filepath.Join(root, "sessions"), 0o755); err != nil {
 		return nil, &Unavailable{"cannot create the build cache: " + err.Error()}
 	}
 	trimCells(root, cacheLimit(), cacheKeep, time.Now())
+	trimShared(sharedDir, cacheKeep, time.Now())
 	sdir, err := os.MkdirTemp(filepath.Join(root, "sessions"), "s")
 	if err != nil {
 		return nil, &Unavailable{"cannot create the session module: " + err.Error()}
@@ -96,7 +113,7 @@ func New(ctx context.Context, opts Options) (*Builder, error) {
 	if err != nil {
 		return nil, &Unavailable{"cannot create the session module: " + err.Error()}
 	}
-	return &Builder{host: host, tc: tc, mod: mod, root: root,
+	return &Builder{host: host, tc: tc, mod: mod, root: root, sharedDir: sharedDir, wantShared: sharedWanted(host),
 		archives: map[string]string{}, listErrs: map[string]error{}, cells: map[string]bool{},
 		pkgs: map[string]*listed{}, local: newLocalState()}, nil
 }
@@ -277,7 +294,10 @@ type Built struct {
 	Path    string
 	Archive string // compiled package (other cells import it)
 	Plugin  string // shared object to plugin.Open
-	Cached  bool   // taken from the cache
+	// Shared are the shared libraries the plugin links against, to load
+	// (shlib.Load) before it; none when the plugin carries every package.
+	Shared []string
+	Cached bool // taken from the cache
 }
 
 // CompileError is the compiler's or the linker's complaint about generated
@@ -317,6 +337,10 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 	key := b.key(pkg)
 	dir := filepath.Join(b.root, "cells", key[:2], key)
 	built := &Built{Path: pkg.Path, Archive: filepath.Join(dir, "pkg.a"), Plugin: filepath.Join(dir, "plugin.so")}
+	if b.lib != nil {
+		built.Shared = []string{b.lib.path}
+		touch(filepath.Dir(b.lib.path)) // in use: not to be trimmed
+	}
 	if fileExists(built.Archive) && fileExists(built.Plugin) {
 		touch(dir)
 		built.Cached = true
@@ -346,6 +370,13 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 	compile := []string{"-o", archive, "-p", pkg.Path, "-lang=" + langVersion(goVersion), "-complete",
 		"-installsuffix", "dynlink", "-goversion", goVersion, "-c=2", "-dynlink", "-nolocalimports",
 		"-importcfg", cfg, "-pack", src}
+	if b.lib != nil {
+		ref := filepath.Join(tmp, "goaccel_shim.go")
+		if err := os.WriteFile(ref, []byte(shimRef), 0o644); err != nil {
+			return nil, err
+		}
+		compile = append(compile[:len(compile)-1], "-linkshared", src, ref)
+	}
 	// The cell's file lies in a new temporary directory each time: without
 	// it in the output, building a cell again gives the same archive, so
 	// cached plugins of later cells still match it.
@@ -362,6 +393,10 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 	so := filepath.Join(tmp, "plugin.so")
 	link := []string{"-o", so, "-importcfg", linkcfg, "-installsuffix", "dynlink", "-pluginpath", pkg.Path,
 		"-buildmode=plugin", "-s", "-w", "-checklinkname=0", "-extld=" + strings.Fields(b.tc.CC)[0], archive}
+	if b.lib != nil {
+		link = append(link[:len(link)-1], "-linkshared", "-linkmode=external", "-L", filepath.Dir(b.lib.path),
+			"-extld="+b.lib.extld, "-extldflags=-Wl,--version-script="+b.lib.script, archive)
+	}
 	if out, err := b.tool(ctx, "link", link...); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -432,6 +467,9 @@ func (b *Builder) Archives() map[string]string {
 func (b *Builder) key(pkg Package) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "goaccel cell v2\x00%s\x00%s\x00%s\x00%s\x00%s\x00%v\x00", b.tc.Version, b.host.GOOS, b.host.GOARCH, b.host.GOAMD64, b.host.Tags, b.host.Trimpath)
+	if b.lib != nil {
+		fmt.Fprintf(h, "shared %s\x00", b.lib.id)
+	}
 	fmt.Fprintf(h, "%s\x00%d\x00", pkg.Path, len(pkg.Source))
 	h.Write(pkg.Source)
 	imports := append([]string(nil), pkg.Imports...)
@@ -456,7 +494,14 @@ func (b *Builder) importcfg(compile bool) []byte {
 		buf.Write(b.local.importmap())
 	}
 	for _, p := range paths {
+		if lib := b.libOf(p); !compile && lib != "" {
+			fmt.Fprintf(&buf, "packageshlib %s=%s\n", p, lib)
+			continue
+		}
 		fmt.Fprintf(&buf, "packagefile %s=%s\n", p, b.archives[p])
+	}
+	if b.lib != nil {
+		fmt.Fprintf(&buf, "packagefile %s=%s\n", shimPath, b.lib.shim)
 	}
 	return buf.Bytes()
 }

@@ -7,7 +7,6 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
-	"plugin"
 	"strings"
 	"testing"
 	"time"
@@ -30,47 +29,31 @@ func newBuilder(t *testing.T) *Builder {
 func TestBuildAndLoadCellsThatImportEachOther(t *testing.T) {
 	b := newBuilder(t)
 	ctx := context.Background()
-	c1 := Package{Path: "goaccel.cells/test/c1", Imports: []string{"fmt"}, Source: []byte(`package main
-import "fmt"
-type point struct{ x, y int }
+	c1 := withSymbols("goaccel.cells/test/c1", []string{"fmt"}, `type point struct{ x, y int }
 func (p point) String() string { return fmt.Sprintf("P(%d,%d)", p.x, p.y) }
 type GXt_point = point
 type GXA struct{}
 func (GXA) Mk(x, y int) point { return point{x, y} }
-var GXSymbols = map[string]any{"show": func(v any) string { return fmt.Sprintf("%+v %T", v, v) }}
-`)}
+`, `map[string]any{"show": func(v any) string { return fmt.Sprintf("%+v %T", v, v) }}`)
 	start := time.Now()
 	b1, err := b.Build(ctx, c1, func(s string) { t.Log(s) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("c1 built in %v (cached %v)", time.Since(start), b1.Cached)
-	c2 := Package{Path: "goaccel.cells/test/c2", Imports: []string{"fmt", c1.Path}, Source: []byte(`package main
-import (
-	"fmt"
-	c1 "goaccel.cells/test/c1"
-)
+	c2 := withSymbols("goaccel.cells/test/c2", []string{"fmt", c1.Path}, `import c1 "goaccel.cells/test/c1"
 type point = c1.GXt_point
 type circle struct{ point; r int }
-var GXSymbols = map[string]any{"show": func(v any) string { return fmt.Sprintf("%+v %T", circle{c1.GXA{}.Mk(1, 2), 3}, circle{}) }}
-`)}
+`, `map[string]any{"show": func(v any) string { return fmt.Sprintf("%+v %T", circle{c1.GXA{}.Mk(1, 2), 3}, circle{}) }}`)
 	b2, err := b.Build(ctx, c2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, so := range []string{b1.Plugin, b2.Plugin} {
-		p, err := plugin.Open(so)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sym, err := p.Lookup("GXSymbols")
-		if err != nil {
-			t.Fatal(err)
-		}
-		show := (*sym.(*map[string]any))["show"].(func(any) string)
+	for _, built := range []*Built{b1, b2} {
+		show := load(t, built)["show"].(func(any) string)
 		got := show(struct{ a int }{1})
 		t.Log(got)
-		if so == b2.Plugin && got != "P(1,2) main.circle" {
+		if built == b2 && got != "P(1,2) main.circle" {
 			t.Fatalf("c2 says %q", got)
 		}
 	}
@@ -145,4 +128,63 @@ func TestCellBuildsAreReproducible(t *testing.T) {
 	if !bytes.Equal(a1, a2) {
 		t.Fatalf("two builds of the same cell differ (%d and %d bytes)", len(a1), len(a2))
 	}
+}
+
+// A cell links against the shared library and carries only its own code;
+// with GOACCEL_SHARED_LIB=0 it carries every package it uses, as before.
+func TestCellsLinkAgainstTheSharedLibrary(t *testing.T) {
+	if !sharedWanted(mustHost(t)) {
+		t.Skip("no shared library in this configuration (see sharedWanted)")
+	}
+	ctx := context.Background()
+	cell := func(path string) Package {
+		return withSymbols(path, []string{"fmt", "strings"}, "",
+			`map[string]any{"f": func() string { return fmt.Sprint(strings.Repeat("ab", 2), 3) }}`)
+	}
+	b := newBuilder(t)
+	built, err := b.Build(ctx, cell("goaccel.cells/test/shared"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, whyNot := b.SharedLibrary()
+	if len(built.Shared) != 1 || built.Shared[0] != lib || whyNot != nil {
+		t.Fatalf("built %+v, library %q (%v)", built, lib, whyNot)
+	}
+	if got := call(t, built); got != "abab3" {
+		t.Fatalf("got %q", got)
+	}
+	t.Setenv("GOACCEL_SHARED_LIB", "0")
+	classic := newBuilder(t)
+	cb, err := classic.Build(ctx, cell("goaccel.cells/test/classic"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cb.Shared) != 0 {
+		t.Fatalf("GOACCEL_SHARED_LIB=0 built against %v", cb.Shared)
+	}
+	small, big := fileSize(t, built.Plugin), fileSize(t, cb.Plugin)
+	t.Logf("plugin: %d bytes against the library, %d carrying its packages", small, big)
+	// The runtime alone is over a megabyte: a plugin without it is far
+	// smaller than one with it.
+	if small*10 > big {
+		t.Fatalf("the plugin linked against the library (%d bytes) is not much smaller than one carrying its packages (%d)", small, big)
+	}
+}
+
+func mustHost(t *testing.T) Host {
+	t.Helper()
+	h, err := CurrentHost()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

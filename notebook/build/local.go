@@ -134,6 +134,9 @@ func (b *Builder) buildLocal(ctx context.Context, p *listed) error {
 	h := sha256.New()
 	fmt.Fprintf(h, "goaccel local v1\x00%s\x00%s\x00%s\x00%s\x00%s\x00%v\x00%s\x00%s\x00",
 		b.tc.Version, b.host.GOOS, b.host.GOARCH, b.host.GOAMD64, b.host.Tags, b.host.Trimpath, p.ImportPath, lang)
+	if b.lib != nil {
+		fmt.Fprintf(h, "linkshared\x00")
+	}
 	var files []string
 	for _, f := range p.GoFiles {
 		file := filepath.Join(p.Dir, f)
@@ -194,6 +197,9 @@ func (b *Builder) compileLocal(ctx context.Context, p *listed, files []string, m
 	archive := filepath.Join(tmp, "pkg.a")
 	args := []string{"-o", archive, "-p", mapped, "-lang=" + lang, "-complete", "-installsuffix", "dynlink",
 		"-goversion", b.tc.Version, "-c=2", "-dynlink", "-nolocalimports", "-importcfg", cfg, "-pack"}
+	if b.lib != nil {
+		args = append(args, "-linkshared")
+	}
 	if b.host.Trimpath {
 		args = append([]string{"-trimpath", p.Dir + "=>" + p.ImportPath}, args...)
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/goaccel/goaccel/internal/modtest"
+	"github.com/goaccel/goaccel/notebook/gxrt"
+	"github.com/goaccel/goaccel/notebook/shlib"
 )
 
 // hermetic points the go command at the fixture proxy in testdata.
@@ -23,15 +25,41 @@ func hermetic(t *testing.T) {
 // call loads a built cell plugin and calls its "f" symbol.
 func call(t *testing.T, built *Built) string {
 	t.Helper()
-	p, err := plugin.Open(built.Plugin)
-	if err != nil {
+	return load(t, built)["f"].(func() string)()
+}
+
+// load opens a built cell plugin, after the shared library it links
+// against, and returns the symbols it registered (see withSymbols).
+func load(t *testing.T, built *Built) map[string]any {
+	t.Helper()
+	if len(built.Shared) > 0 {
+		if err := shlib.Load(built.Shared...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gxrt.TakeRegistered()
+	if _, err := plugin.Open(built.Plugin); err != nil {
 		t.Fatal(err)
 	}
-	sym, err := p.Lookup("GXSymbols")
-	if err != nil {
-		t.Fatal(err)
+	tables := gxrt.TakeRegistered()
+	if len(tables) != 1 {
+		t.Fatalf("%s registered %d symbol tables", built.Plugin, len(tables))
 	}
-	return (*sym.(*map[string]any))["f"].(func() string)()
+	return tables[0]
+}
+
+// withSymbols is a test cell: its source registers table (a map literal)
+// with gxrt, as generated cells do.
+func withSymbols(path string, imports []string, decls, table string) Package {
+	var src strings.Builder
+	src.WriteString("package main\n\nimport (\n\tgxrt \"" + CellRuntimePath + "\"\n")
+	for _, p := range imports {
+		if !strings.HasPrefix(p, "goaccel.cells/") {
+			src.WriteString("\t\"" + p + "\"\n")
+		}
+	}
+	src.WriteString(")\n\n" + decls + "\nfunc init() { gxrt.Register(" + table + ") }\n")
+	return Package{Path: path, Imports: append([]string{CellRuntimePath}, imports...), Source: []byte(src.String())}
 }
 
 // notes collects progress messages.
@@ -65,13 +93,8 @@ func TestUseLocalModuleAndPickUpEdits(t *testing.T) {
 		t.Fatalf("import: %v %v", pkg, err)
 	}
 	cell := func(path string) Package {
-		return Package{Path: path, Imports: []string{"example.com/gxlocal", "example.com/gxlocal/sub"}, Source: []byte(`package main
-import (
-	"example.com/gxlocal"
-	"example.com/gxlocal/sub"
-)
-var GXSymbols = map[string]any{"f": func() string { return gxlocal.Hello() + " / " + sub.Hello() }}
-`)}
+		return withSymbols(path, []string{"example.com/gxlocal", "example.com/gxlocal/sub"}, "",
+			`map[string]any{"f": func() string { return gxlocal.Hello() + " / " + sub.Hello() }}`)
 	}
 	b1, err := b.Build(ctx, cell("goaccel.cells/test/use1"), nil)
 	if err != nil {
@@ -160,10 +183,8 @@ func TestGoWorkBesideTheNotebook(t *testing.T) {
 	if err != nil || len(used) != 1 || used[0] != "example.com/gxwork" {
 		t.Fatalf("go.work: %v %v", used, err)
 	}
-	built, err := b.Build(ctx, Package{Path: "goaccel.cells/test/work", Imports: []string{"example.com/gxwork"}, Source: []byte(`package main
-import "example.com/gxwork"
-var GXSymbols = map[string]any{"f": gxwork.Name}
-`)}, nil)
+	built, err := b.Build(ctx, withSymbols("goaccel.cells/test/work", []string{"example.com/gxwork"}, "",
+		`map[string]any{"f": gxwork.Name}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,10 +250,8 @@ func TestVersionConflictWithTheKernel(t *testing.T) {
 	if err := b.Get(ctx, nil, "example.com/gxfix/dep@v1.0.0"); err != nil {
 		t.Fatal(err)
 	}
-	built, err := b.Build(ctx, Package{Path: "goaccel.cells/test/dep", Imports: []string{"example.com/gxfix/dep"}, Source: []byte(`package main
-import "example.com/gxfix/dep"
-var GXSymbols = map[string]any{"f": dep.Version}
-`)}, nil)
+	built, err := b.Build(ctx, withSymbols("goaccel.cells/test/dep", []string{"example.com/gxfix/dep"}, "",
+		`map[string]any{"f": dep.Version}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

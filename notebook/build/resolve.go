@@ -119,6 +119,9 @@ func (b *Builder) resolveLocked(ctx context.Context, paths []string, progress fu
 	if progress != nil {
 		say = progress
 	}
+	if err := b.ensureShared(ctx, say); err != nil {
+		return err
+	}
 	var todo []string
 	for _, p := range paths {
 		if err, bad := b.listErrs[p]; bad {
@@ -147,6 +150,9 @@ func (b *Builder) resolveLocked(ctx context.Context, paths []string, progress fu
 		say("building " + names + " for compiled cells (the first time on a machine takes longer)…")
 	})
 	args := append([]string{"list", "-e", "-export", "-buildmode=plugin", "-deps", "-json=" + listFields}, b.mod.buildFlags()...)
+	if b.wantShared {
+		args = append(args, "-linkshared")
+	}
 	err := b.mod.goCmd(ctx, &out, func(line string) {
 		if p, ok := strings.CutPrefix(line, "go: finding module for package "); ok {
 			if !slices.Contains(finding, p) {

@@ -27,6 +27,9 @@ type State struct {
 	// Local maps the import path of a local package to the path of its
 	// current version (see local.go).
 	Local map[string]string `json:"local,omitempty"`
+	// Shared names the shared library the archives were compiled to link
+	// against ("" for none): they serve only a Builder with the same one.
+	Shared string `json:"shared,omitempty"`
 }
 
 // State returns the Builder's state for another process.
@@ -35,6 +38,9 @@ func (b *Builder) State() State {
 	st := State{GoMod: string(snap.mod), GoSum: string(snap.sum), Archives: b.Archives()}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.lib != nil {
+		st.Shared = b.lib.id
+	}
 	if len(b.local.current) > 0 {
 		st.Local = make(map[string]string, len(b.local.current))
 		for p, m := range b.local.current {
@@ -83,8 +89,16 @@ func (b *Builder) AdoptState(ctx context.Context, st State) error {
 	// and cells built against them get the keys they would get after
 	// resolving the packages here (the paths are the go build cache's,
 	// named by content).
+	if err := b.ensureShared(ctx, func(string) {}); err != nil {
+		b.mod.restore(before)
+		return err
+	}
+	shared := ""
+	if b.lib != nil {
+		shared = b.lib.id
+	}
 	for p, a := range st.Archives {
-		if _, known := b.archives[p]; !known && fileExists(a) {
+		if _, known := b.archives[p]; !known && fileExists(a) && st.Shared == shared {
 			b.archives[p] = a
 		}
 	}

@@ -97,3 +97,27 @@ func touch(dir string) {
 	now := time.Now()
 	_ = os.Chtimes(dir, now, now)
 }
+
+// trimShared removes the shared libraries under dir (one directory each)
+// that no kernel used within keep, but the two used last: a library
+// serves one version of goaccel's source and of Go, and an edit to either
+// makes a new one.
+func trimShared(dir string, keep time.Duration, now time.Time) {
+	libs, _ := os.ReadDir(dir)
+	type lib struct {
+		name string
+		used time.Time
+	}
+	var all []lib
+	for _, l := range libs {
+		if info, err := l.Info(); err == nil && info.IsDir() {
+			all = append(all, lib{l.Name(), info.ModTime()})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].used.After(all[j].used) })
+	for i, l := range all {
+		if i >= 2 && now.Sub(l.used) > keep {
+			_ = os.RemoveAll(filepath.Join(dir, l.name))
+		}
+	}
+}

@@ -55,3 +55,42 @@ func TestCacheLimitFromTheEnvironment(t *testing.T) {
 		}
 	}
 }
+
+func TestTrimSharedKeepsTheTwoLastUsedAndRecentOnes(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	mk := func(name string, age time.Duration) string {
+		d := filepath.Join(dir, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(d, now.Add(-age), now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	newest, second := mk("l1", 100*time.Hour), mk("l2", 200*time.Hour)
+	gone := mk("l3", 300*time.Hour)
+	// A listing file beside them is not a library.
+	if err := os.WriteFile(filepath.Join(dir, "listing.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trimShared(dir, 24*time.Hour, now)
+	for _, d := range []string{newest, second, filepath.Join(dir, "listing.json")} {
+		if _, err := os.Stat(d); err != nil {
+			t.Fatalf("%s was removed", d)
+		}
+	}
+	if _, err := os.Stat(gone); err == nil {
+		t.Fatalf("%s, unused for 300 hours and not among the two last used, stayed", gone)
+	}
+	recent := mk("l4", time.Hour)
+	old := mk("l5", 400*time.Hour)
+	trimShared(dir, 24*time.Hour, now)
+	if _, err := os.Stat(recent); err != nil {
+		t.Fatal("a library used an hour ago was removed")
+	}
+	if _, err := os.Stat(old); err == nil {
+		t.Fatal("a library unused for 400 hours stayed")
+	}
+}

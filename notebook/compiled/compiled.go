@@ -36,6 +36,7 @@ import (
 	"github.com/goaccel/goaccel/notebook/eval"
 	"github.com/goaccel/goaccel/notebook/gen"
 	"github.com/goaccel/goaccel/notebook/gxrt"
+	"github.com/goaccel/goaccel/notebook/shlib"
 )
 
 // Options configure a Session.
@@ -196,7 +197,7 @@ func (s *Session) Run(ctx context.Context, src string, n int, progress func(stri
 	if err != nil {
 		return nil, err
 	}
-	if u.syms, err = load(built.Plugin); err != nil {
+	if u.syms, err = load(built.Plugin, built.Shared); err != nil {
 		return nil, err
 	}
 	registerHooks(u)
@@ -280,10 +281,16 @@ var loadMu sync.Mutex
 // whose build differs from the host's.
 var stalePackage = regexp.MustCompile(`different version of package (\S+)`)
 
-// load opens a cell plugin and returns its symbol table.
-func load(file string) (map[string]any, error) {
+// load opens a cell plugin, after the shared libraries it links against,
+// and returns its symbol table.
+func load(file string, shared []string) (map[string]any, error) {
 	loadMu.Lock()
 	defer loadMu.Unlock()
+	if len(shared) > 0 {
+		if err := shlib.Load(shared...); err != nil {
+			return nil, err
+		}
+	}
 	gxrt.TakeRegistered()
 	if _, err := plugin.Open(file); err != nil {
 		if m := stalePackage.FindStringSubmatch(err.Error()); m != nil && strings.HasPrefix(m[1], "goaccel.cells/") {

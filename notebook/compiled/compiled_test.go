@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -585,5 +586,34 @@ func TestStructsOfLocalTypes(t *testing.T) {
 	runCell(t, s, 1, "func one(a int) int { return a }")
 	if got := value(t, runCell(t, s, 2, "func f() int {\n\ttype fn func(int) int\n\ttype Y struct{ y []Y }\n\tn := 0\n\tfor _, c := range []struct {\n\t\tf fn\n\t\tx int\n\t}{{one, 3}} {\n\t\tn += c.f(c.x) + len(Y{}.y)\n\t}\n\treturn n\n}\nf()")); got != "3" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// A finalizer that panics ends a Go program from the runtime's goroutine;
+// in a cell it is reported and the kernel goes on.
+func TestFinalizerPanicIsReportedNotFatal(t *testing.T) {
+	s := newSession(t)
+	lateMsgs := make(chan string, 10)
+	s.Late = func(msg string) { lateMsgs <- msg }
+	runCell(t, s, 1, "import (\n\t\"fmt\"\n\t\"runtime\"\n)\ntype res struct {\n\tn   int\n\tpad [256]byte\n}\n"+
+		"func leak() {\n\tr := &res{n: 1}\n\truntime.SetFinalizer(r, func(r *res) { panic(\"finalizer of res\") })\n}\n"+
+		"func leakCleanup() {\n\tr := &res{n: 2}\n\truntime.AddCleanup(r, func(n int) { panic(fmt.Sprint(\"cleanup \", n)) }, 7)\n}\n"+
+		"leak()\nleakCleanup()")
+	var got []string
+	for len(got) < 2 {
+		select {
+		case m := <-lateMsgs:
+			got = append(got, m)
+		default:
+			runtime.GC() // until both have run: progress, not a clock
+			time.Sleep(time.Millisecond)
+		}
+	}
+	all := strings.Join(got, "\n")
+	if !strings.Contains(all, "finalizer of res (in a finalizer)") || !strings.Contains(all, "cleanup 7 (in a finalizer)") {
+		t.Fatalf("late messages:\n%s", all)
+	}
+	if v := value(t, runCell(t, s, 2, "1 + 1")); v != "2" {
+		t.Fatalf("the session after the finalizers: %s", v)
 	}
 }

@@ -18,6 +18,9 @@ var exits = map[string]map[string]string{
 	"syscall": {"Exit": "_gxrt.Exit", "Exec": "_gxrt.Exec"},
 	"log":     {"Fatal": "_gxrt.LogFatal", "Fatalf": "_gxrt.LogFatalf", "Fatalln": "_gxrt.LogFatalln"},
 	"flag":    {"Parse": "_gxrt.FlagParse"},
+	// A finalizer's panic ends a Go program from the runtime's goroutine,
+	// out of any cell's reach (gxrt/finalizer.go).
+	"runtime": {"SetFinalizer": "_gxrt.SetFinalizer", "AddCleanup": "_gxrt.AddCleanup"},
 }
 
 func init() {

@@ -1,0 +1,105 @@
+package build
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// Listing the shared library's packages asks the go command about some 450
+// packages: about a second, at every kernel's first cell, to learn what is
+// almost always what the last kernel learned. The listing is kept beside
+// the libraries with a stamp of everything that could change it short of
+// the Go toolchain and the host configuration (which name the directory):
+// GOFLAGS, goaccel's go.mod and go.sum, and the files of every package
+// outside the standard library (their names, sizes and times). A kernel
+// whose stamp matches, and whose export files all exist, uses it.
+
+// sharedListing is the kept listing.
+type sharedListing struct {
+	Stamp    string    `json:"stamp"`
+	Packages []*listed `json:"packages"`
+}
+
+func (b *Builder) listingFile() string { return filepath.Join(b.sharedDir, "listing.json") }
+
+// stamp describes what the listing of pkgs depends on.
+func (b *Builder) stamp(pkgs []*listed) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", b.tc.Version, os.Getenv("GOFLAGS"))
+	for _, f := range []string{"go.mod", "go.sum"} {
+		data, _ := os.ReadFile(filepath.Join(b.host.SourceDir, f))
+		fmt.Fprintf(h, "%s %d\x00", f, len(data))
+		h.Write(data)
+	}
+	dirs := map[string]bool{}
+	for _, p := range pkgs {
+		if !p.Standard && p.Dir != "" {
+			dirs[p.Dir] = true
+		}
+	}
+	sorted := make([]string, 0, len(dirs))
+	for d := range dirs {
+		sorted = append(sorted, d)
+	}
+	sort.Strings(sorted)
+	for _, d := range sorted {
+		entries, err := os.ReadDir(d)
+		fmt.Fprintf(h, "dir %s %v\x00", d, err == nil)
+		for _, e := range entries {
+			if info, err := e.Info(); err == nil && !e.IsDir() {
+				fmt.Fprintf(h, "%s %d %d\x00", e.Name(), info.Size(), info.ModTime().UnixNano())
+			}
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// keptListing returns the kept listing when it still holds.
+func (b *Builder) keptListing() []*listed {
+	data, err := os.ReadFile(b.listingFile())
+	if err != nil {
+		return nil
+	}
+	var l sharedListing
+	if json.Unmarshal(data, &l) != nil || len(l.Packages) == 0 {
+		return nil
+	}
+	for _, p := range l.Packages {
+		if p.Export != "" && !fileExists(p.Export) {
+			return nil // Go's build cache was trimmed
+		}
+	}
+	if b.stamp(l.Packages) != l.Stamp {
+		return nil
+	}
+	return l.Packages
+}
+
+// keepListing writes the listing for the next kernel. Failing to only
+// costs that kernel a go list.
+func (b *Builder) keepListing(pkgs []*listed) {
+	data, err := json.Marshal(sharedListing{Stamp: b.stamp(pkgs), Packages: pkgs})
+	if err != nil {
+		return
+	}
+	if err := os.MkdirAll(b.sharedDir, 0o755); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(b.sharedDir, "listing-*.tmp")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(data)
+	if cerr := tmp.Close(); werr != nil || cerr != nil {
+		os.Remove(tmp.Name())
+		return
+	}
+	if os.Rename(tmp.Name(), b.listingFile()) != nil {
+		os.Remove(tmp.Name())
+	}
+}
