@@ -90,16 +90,29 @@ func (b *Builder) keepListing(pkgs []*listed) {
 	if err := os.MkdirAll(b.sharedDir, 0o755); err != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(b.sharedDir, "listing-*.tmp")
+	_ = writeReplacing(b.listingFile(), data, 0o644)
+}
+
+// writeReplacing writes data to path through a temporary file beside it,
+// renamed into place: a process reading path sees the old file or the new
+// one, never a part.
+func writeReplacing(path string, data []byte, perm os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+"-*.tmp")
 	if err != nil {
-		return
+		return err
 	}
 	_, werr := tmp.Write(data)
 	if cerr := tmp.Close(); werr != nil || cerr != nil {
 		os.Remove(tmp.Name())
-		return
+		return fmt.Errorf("writing %s: %v %v", path, werr, cerr)
 	}
-	if os.Rename(tmp.Name(), b.listingFile()) != nil {
+	if err := os.Chmod(tmp.Name(), perm); err != nil {
 		os.Remove(tmp.Name())
+		return err
 	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
 }

@@ -174,23 +174,8 @@ func writeExtld(ctx context.Context, dir, cc, lib string) (string, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("making the stub of the shared library: %v: %s", err, lastLines(string(out), 5))
 	}
-	tmp, err := os.CreateTemp(dir, "extld-*.tmp")
-	if err != nil {
-		return "", err
-	}
 	script := strings.ReplaceAll(extldScript, "@CC@", shellQuote(cc))
-	_, werr := tmp.WriteString(script)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil {
-		os.Remove(tmp.Name())
-		return "", fmt.Errorf("writing %s: %v %v", path, werr, cerr)
-	}
-	if err := os.Chmod(tmp.Name(), 0o755); err != nil {
-		os.Remove(tmp.Name())
-		return "", err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	if err := writeReplacing(path, []byte(script), 0o755); err != nil {
 		return "", err
 	}
 	return path, nil
