@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sirupsen/logrus"
 )
 
 // Options configure a Builder.
@@ -51,6 +53,7 @@ type Builder struct {
 	sharedDir  string // where the libraries are kept
 	lib        *sharedLib
 	sharedErr  error
+	views      viewState // views of lib for links (views.go)
 
 	attMu       sync.Mutex // guards the fields below
 	attCtx      context.Context
@@ -334,6 +337,7 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 	// Marked used after this build (below): trimming removes the oldest
 	// first, and a cell must not go before the later cells built on it.
 	defer b.touchImports(pkg)
+	closure := b.noteClosure(pkg)
 	key := b.key(pkg)
 	dir := filepath.Join(b.root, "cells", key[:2], key)
 	built := &Built{Path: pkg.Path, Archive: filepath.Join(dir, "pkg.a"), Plugin: filepath.Join(dir, "plugin.so")}
@@ -358,11 +362,7 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 		return nil, err
 	}
 	cfg := filepath.Join(tmp, "importcfg")
-	if err := os.WriteFile(cfg, b.importcfg(true), 0o644); err != nil {
-		return nil, err
-	}
-	linkcfg := filepath.Join(tmp, "importcfg.link")
-	if err := os.WriteFile(linkcfg, b.importcfg(false), 0o644); err != nil {
+	if err := os.WriteFile(cfg, b.importcfg(true, ""), 0o644); err != nil {
 		return nil, err
 	}
 	archive := filepath.Join(tmp, "pkg.a")
@@ -391,17 +391,32 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 		say("linking " + pkg.Path + "…")
 	}
 	so := filepath.Join(tmp, "plugin.so")
-	link := []string{"-o", so, "-importcfg", linkcfg, "-installsuffix", "dynlink", "-pluginpath", pkg.Path,
-		"-buildmode=plugin", "-s", "-w", "-checklinkname=0", "-extld=" + strings.Fields(b.tc.CC)[0], archive}
+	var lib string // what the linker reads of the library: a view of it, or itself
 	if b.lib != nil {
-		link = append(link[:len(link)-1], "-linkshared", "-linkmode=external", "-L", filepath.Dir(b.lib.path),
-			"-extld="+b.lib.extld, "-extldflags=-Wl,--version-script="+b.lib.script, archive)
+		lib = b.lib.path
+		if v := b.viewFor(ctx, closure); v != "" {
+			lib = v
+		}
 	}
-	if out, err := b.tool(ctx, "link", link...); err != nil {
+	defer func() { b.views.linked = lib }()
+	if out, err := b.link(ctx, tmp, pkg.Path, archive, so, lib); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &CompileError{Stage: "link", Output: out}
+		if lib == "" || lib == b.lib.path {
+			return nil, &CompileError{Stage: "link", Output: out}
+		}
+		// A view lacking a symbol the link needs would be a mistake of
+		// linkview.go: say so, and use the library itself.
+		logrus.WithField("view", lib).Warnf("linking %s against a view of the shared library failed; linking against the library: %s", pkg.Path, lastLines(out, 3))
+		b.views.fallbacks++
+		lib = b.lib.path
+		if out, err := b.link(ctx, tmp, pkg.Path, archive, so, lib); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, &CompileError{Stage: "link", Output: out}
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
@@ -427,6 +442,22 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 	b.archives[pkg.Path] = built.Archive
 	b.cells[pkg.Path] = true
 	return built, nil
+}
+
+// link links the compiled package archive into the plugin so, against
+// lib (the shared library or a view of it) unless that is "".
+func (b *Builder) link(ctx context.Context, tmp, path, archive, so, lib string) (string, error) {
+	linkcfg := filepath.Join(tmp, "importcfg.link")
+	if err := os.WriteFile(linkcfg, b.importcfg(false, lib), 0o644); err != nil {
+		return "", err
+	}
+	args := []string{"-o", so, "-importcfg", linkcfg, "-installsuffix", "dynlink", "-pluginpath", path,
+		"-buildmode=plugin", "-s", "-w", "-checklinkname=0", "-extld=" + strings.Fields(b.tc.CC)[0]}
+	if lib != "" {
+		args = append(args, "-linkshared", "-linkmode=external", "-L", filepath.Dir(b.lib.path),
+			"-extld="+b.lib.extld, "-extldflags=-Wl,--version-script="+b.lib.script)
+	}
+	return b.tool(ctx, "link", append(args, archive)...)
 }
 
 // touchImports marks the cell packages pkg imports used.
@@ -482,8 +513,9 @@ func (b *Builder) key(pkg Package) string {
 
 // importcfg lists every package known, for the compiler (with importmap
 // lines sending imports of local packages to their current version) or the
-// linker.
-func (b *Builder) importcfg(compile bool) []byte {
+// linker (packages of the shared library are in lib, the library or a view
+// of it).
+func (b *Builder) importcfg(compile bool, lib string) []byte {
 	paths := make([]string, 0, len(b.archives))
 	for p := range b.archives {
 		paths = append(paths, p)
@@ -494,7 +526,7 @@ func (b *Builder) importcfg(compile bool) []byte {
 		buf.Write(b.local.importmap())
 	}
 	for _, p := range paths {
-		if lib := b.libOf(p); !compile && lib != "" {
+		if !compile && lib != "" && b.libOf(p) != "" {
 			fmt.Fprintf(&buf, "packageshlib %s=%s\n", p, lib)
 			continue
 		}

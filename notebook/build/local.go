@@ -191,7 +191,7 @@ func (b *Builder) compileLocal(ctx context.Context, p *listed, files []string, m
 	}
 	defer os.RemoveAll(tmp)
 	cfg := filepath.Join(tmp, "importcfg")
-	if err := os.WriteFile(cfg, b.importcfg(true), 0o644); err != nil {
+	if err := os.WriteFile(cfg, b.importcfg(true, ""), 0o644); err != nil {
 		return err
 	}
 	archive := filepath.Join(tmp, "pkg.a")

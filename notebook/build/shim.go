@@ -125,28 +125,34 @@ func appendToArchive(archive, obj string) error {
 //     that the plugin's references are defined there. It gets stub/ instead:
 //     a library of the same name without symbols; the references stay
 //     undefined in the plugin, as they would anyway, and the dynamic linker
-//     binds them when the plugin is loaded, after the real library.
+//     binds them when the plugin is loaded, after the real library. The
+//     same goes for a view of the library (linkview.go): the linker names
+//     the view's directory, which becomes the stub's, and the plugin's
+//     run path names the library's own.
 const extldScript = `#!/bin/sh
 # Written by goaccel (notebook/build/shim.go).
 cc=@CC@
-here=$(dirname "$0")
+here=${0%/*}
 probe=
 for a in "$@"; do case "$a" in */trivial.c) probe=1 ;; esac; done
 if [ -z "$probe" ]; then
 	for a in "$@"; do
 		shift
 		case "$a" in
-		"-L$here"|"-L$here/") set -- "$@" "-L$here/stub" ;;
+		"-L$here"|"-L$here/"|"-L$here/views/"*) set -- "$@" "-L$here/stub" ;;
+		"-Wl,-rpath=$here/views/"*) set -- "$@" "-Wl,-rpath=$here/" ;;
 		*) set -- "$@" "$a" ;;
 		esac
 	done
 	exec "$cc" "$@"
 fi
 dir=$here/probes
-key=$(printf '%s\n' "$@" | sed 's#^.*/go-link-[^/]*/#TMP/#' | cksum | tr ' ' '-')
+key=$(for a in "$@"; do case "$a" in */go-link-*/*) a="TMP/${a##*/}" ;; esac; printf '%s\n' "$a"; done | cksum)
+key=${key%% *}-${key#* }
 if [ -f "$dir/$key.rc" ] && [ -f "$dir/$key.out" ]; then
-	cat "$dir/$key.out"
-	exit "$(cat "$dir/$key.rc")"
+	if [ -s "$dir/$key.out" ]; then cat "$dir/$key.out"; fi
+	read -r rc < "$dir/$key.rc"
+	exit "$rc"
 fi
 out=$("$cc" "$@" 2>&1)
 rc=$?
@@ -158,23 +164,26 @@ printf '%s' "$out"
 exit "$rc"
 `
 
-// writeExtld writes the script and the stub library into dir (once) and
-// returns the script's path.
+// writeExtld writes the script (when it is not already as this goaccel
+// writes it) and the stub library (once) into dir, and returns the
+// script's path.
 func writeExtld(ctx context.Context, dir, cc, lib string) (string, error) {
 	path := filepath.Join(dir, "extld")
-	if fileExists(path) {
+	script := strings.ReplaceAll(extldScript, "@CC@", shellQuote(cc))
+	if old, err := os.ReadFile(path); err == nil && string(old) == script {
 		return path, nil
 	}
 	stub := filepath.Join(dir, "stub")
-	if err := os.MkdirAll(stub, 0o755); err != nil {
-		return "", err
-	}
 	name := filepath.Base(lib)
-	cmd := exec.CommandContext(ctx, cc, "-shared", "-o", filepath.Join(stub, name), "-Wl,-soname,"+name, "-x", "c", os.DevNull)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("making the stub of the shared library: %v: %s", err, lastLines(string(out), 5))
+	if !fileExists(filepath.Join(stub, name)) {
+		if err := os.MkdirAll(stub, 0o755); err != nil {
+			return "", err
+		}
+		cmd := exec.CommandContext(ctx, cc, "-shared", "-o", filepath.Join(stub, name), "-Wl,-soname,"+name, "-x", "c", os.DevNull)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("making the stub of the shared library: %v: %s", err, lastLines(string(out), 5))
+		}
 	}
-	script := strings.ReplaceAll(extldScript, "@CC@", shellQuote(cc))
 	if err := writeReplacing(path, []byte(script), 0o755); err != nil {
 		return "", err
 	}

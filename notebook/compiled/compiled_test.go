@@ -616,4 +616,33 @@ func TestFinalizerPanicIsReportedNotFatal(t *testing.T) {
 	if v := value(t, runCell(t, s, 2, "1 + 1")); v != "2" {
 		t.Fatalf("the session after the finalizers: %s", v)
 	}
+	var seen []string // late messages, in any order
+	wantLate := func(what string) {
+		t.Helper()
+		for {
+			for _, m := range seen {
+				if strings.Contains(m, what) {
+					return
+				}
+			}
+			select {
+			case m := <-lateMsgs:
+				seen = append(seen, m)
+			default:
+				runtime.GC() // until it has run: progress, not a clock
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+	// os.Exit in a finalizer unwinds it: it must not park the runtime's
+	// finalizer goroutine, which every later finalizer needs (the
+	// runtime's own too).
+	runCell(t, s, 3, "import \"os\"\nfunc exitLater() {\n\tr := &res{n: 3}\n\truntime.SetFinalizer(r, func(r *res) { os.Exit(3) })\n}\nexitLater()")
+	wantLate("os.Exit(3)")
+	// Finalizers of a named func type, and with a result (wrapped through
+	// reflect), still run and still have their panics caught.
+	runCell(t, s, 4, "type fin func(*res)\nfunc later() {\n\tvar f fin = func(r *res) { panic(\"named finalizer\") }\n\truntime.SetFinalizer(&res{n: 4}, f)\n"+
+		"\truntime.SetFinalizer(&res{n: 5}, func(r *res) int { panic(\"finalizer with a result\") })\n}\nlater()")
+	wantLate("named finalizer (in a finalizer)")
+	wantLate("finalizer with a result (in a finalizer)")
 }

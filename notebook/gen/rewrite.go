@@ -278,6 +278,9 @@ func (g *gen) selector(se *ast.SelectorExpr, stack []ast.Node) {
 			}
 			if ok {
 				if _, isFunc := c.Info.Uses[se.Sel].(*types.Func); isFunc {
+					if path == "runtime" && se.Sel.Name == "SetFinalizer" && g.plainFinalizer(stack) {
+						repl = "_gxrt.SetFinalizerFunc"
+					}
 					g.ed.replaceText(se, repl)
 					return
 				}
@@ -301,6 +304,25 @@ func (g *gen) selector(se *ast.SelectorExpr, stack []ast.Node) {
 	g.ed.replace(se, func() string {
 		return g.fieldPath(g.ed.render(se.X), sel.Recv(), sel.Index(), tv.Addressable())
 	})
+}
+
+// plainFinalizer says whether the selector ending stack is called with a
+// finalizer of one parameter and no results, which gxrt.SetFinalizerFunc
+// wraps without reflect.
+func (g *gen) plainFinalizer(stack []ast.Node) bool {
+	if len(stack) < 2 {
+		return false
+	}
+	call, ok := stack[len(stack)-2].(*ast.CallExpr)
+	if !ok || call.Fun != stack[len(stack)-1] || len(call.Args) != 2 || call.Ellipsis.IsValid() {
+		return false
+	}
+	tv, ok := g.c.Info.Types[call.Args[1]]
+	if !ok || tv.Type == nil {
+		return false
+	}
+	sig, ok := tv.Type.Underlying().(*types.Signature)
+	return ok && sig.Params().Len() == 1 && sig.Results().Len() == 0 && !sig.Variadic() && sig.TypeParams().Len() == 0
 }
 
 // crossesForeignField reports whether a field selection goes through an

@@ -110,6 +110,9 @@ func Exit(code int) {
 	if h.Exit == nil {
 		os.Exit(code)
 	}
+	if inFinalizer() {
+		panic(finalizerExit{code}) // see finalizer.go
+	}
 	h.Exit(CurrentCell(), code)
 	// Parked for good (deferred calls must not run), and no longer one of
 	// the cell's goroutines: stopping the cell does not wait for it.
