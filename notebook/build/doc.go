@@ -40,4 +40,11 @@
 // Packages of local modules are compiled by the Builder itself under a path
 // per version of their content (see local.go), so that a module edited
 // while the kernel runs loads beside its earlier version.
+//
+// # The shared library
+//
+// On linux/amd64 cells link against one Go shared library holding the
+// standard library and goaccel's packages for cells (shared.go, shim.go),
+// so that a plugin carries only its cell's code; the linker reads a view of
+// the library made for the cell's imports (linkview.go, views.go).
 package build

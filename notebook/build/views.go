@@ -106,16 +106,20 @@ func (b *Builder) viewFor(ctx context.Context, closure []string) string {
 		return path
 	}
 	x, err := b.libIndex(ctx)
-	if err == nil {
-		if err = os.MkdirAll(dir, 0o755); err == nil {
-			err = x.writeView(path, closure)
-		}
-	}
 	if err != nil {
 		if ctx.Err() == nil {
 			b.views.failed = err
 			logrus.WithError(err).Warn("cells link against the whole shared library: no view of it")
 		}
+		return ""
+	}
+	if err = os.MkdirAll(dir, 0o755); err == nil {
+		err = x.writeView(path, closure)
+	}
+	if err != nil {
+		// Another kernel may have trimmed the directory meanwhile: this
+		// link goes without a view, the next one tries again.
+		logrus.WithError(err).Warn("linking against the whole shared library: no view of it")
 		return ""
 	}
 	trimViews(filepath.Dir(dir), maxViews)
