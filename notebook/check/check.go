@@ -624,7 +624,7 @@ func (st *state) typecheck(file *ast.File, own map[string]bool, extra map[types.
 		},
 	}
 	_ = types.NewChecker(&conf, s.fset, pkg, info).Files([]*ast.File{file})
-	return scope, info, diags
+	return scope, info, st.nameCells(diags, file, info)
 }
 
 // parenthesizeForeignRHS writes `type A B`, for a B the file does not

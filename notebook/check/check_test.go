@@ -437,3 +437,15 @@ func TestRebindingANameAsAnotherKind(t *testing.T) {
 	run(t, s, 3, "var strings = []string{\"a\"}\nfunc n() int { return len(strings) }")
 	run(t, s, 4, "import \"strings\"\nvar up = strings.ToUpper(\"a\")")
 }
+
+func TestSameNamedTypesOfTwoCellsAreToldApart(t *testing.T) {
+	s := newSession(t)
+	run(t, s, 1, "type T struct{ a int }\nv := T{1}")
+	run(t, s, 2, "type T struct{ a, b int }")
+	reject(t, s, 3, "var z T = v", "cannot use v (variable of struct type T (cell[1])) as T (cell[2]) value in variable declaration")
+	reject(t, s, 4, "var p *T = &v", "cannot use &v (value of type *T (cell[1])) as *T (cell[2]) value")
+	reject(t, s, 5, "w := T{}\n_ = w == v", "mismatched types T (cell[2]) and T (cell[1])")
+	reject(t, s, 6, "type T int\nvar q T = v", "as T (cell[6]) value")
+	// Types spelled differently keep Go's message.
+	reject(t, s, 7, "var n int = v", "cannot use v (variable of struct type T) as int value")
+}
