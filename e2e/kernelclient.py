@@ -32,7 +32,7 @@ START_ATTEMPTS = 3
 def start_kernel(**kw):
     """A started KernelManager and a ready client, on new ports per try."""
     for attempt in range(1, START_ATTEMPTS + 1):
-        km = KernelManager(kernel_name=KERNEL_NAME, **kw)
+        km = KernelManager(**{"kernel_name": KERNEL_NAME, **kw})
         km.start_kernel()
         kc = km.client()
         kc.start_channels()
