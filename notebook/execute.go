@@ -283,6 +283,13 @@ func (o orderedSink) ClearOutput(wait bool) {
 // output goes straight to the CellIO).
 func (e *Engine) flushOutput() {
 	if e.opts.Capture != nil {
-		e.opts.Capture.Drain(50 * time.Millisecond)
+		e.opts.Capture.Drain(flushWait)
 	}
 }
+
+// flushWait guards flushOutput against a capture that no longer forwards
+// anything; it is not a budget. The drain ends as soon as what was written
+// before it has been sent, which on a busy machine takes longer than any
+// short limit: a limit of 50 ms let a program's last println lines arrive in
+// the next cell.
+const flushWait = 10 * time.Second

@@ -48,3 +48,31 @@ func TestRedirect(t *testing.T) {
 		t.Errorf("second Restore: %v", err)
 	}
 }
+
+// TestDrainWaitsForASlowOutput: Drain returns only once what was written
+// before it has been handed on, however long the Output takes.
+func TestDrainWaitsForASlowOutput(t *testing.T) {
+	c, err := Redirect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Restore()
+	var mu sync.Mutex
+	var got strings.Builder
+	c.SetOutput(func(stream string, p []byte) {
+		time.Sleep(100 * time.Millisecond) // a busy machine, a slow front end
+		mu.Lock()
+		got.Write(p)
+		mu.Unlock()
+	})
+	for i := 0; i < 3; i++ {
+		fmt.Fprintf(os.Stderr, "line %d\n", i)
+		time.Sleep(time.Millisecond) // separate writes, read separately
+	}
+	c.Drain(time.Minute) // a hang guard
+	mu.Lock()
+	defer mu.Unlock()
+	if got.String() != "line 0\nline 1\nline 2\n" {
+		t.Fatalf("after Drain: %q", got.String())
+	}
+}
