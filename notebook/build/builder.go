@@ -399,24 +399,20 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 		}
 	}
 	defer func() { b.views.linked = lib }()
-	if out, err := b.link(ctx, tmp, pkg.Path, archive, so, lib); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if lib == "" || lib == b.lib.path {
-			return nil, &CompileError{Stage: "link", Output: out}
-		}
+	out, err := b.link(ctx, tmp, pkg.Path, archive, so, lib)
+	if err != nil && ctx.Err() == nil && lib != "" && lib != b.lib.path {
 		// A view lacking a symbol the link needs would be a mistake of
 		// linkview.go: say so, and use the library itself.
 		logrus.WithField("view", lib).Warnf("linking %s against a view of the shared library failed; linking against the library: %s", pkg.Path, lastLines(out, 3))
 		b.views.fallbacks++
 		lib = b.lib.path
-		if out, err := b.link(ctx, tmp, pkg.Path, archive, so, lib); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, &CompileError{Stage: "link", Output: out}
+		out, err = b.link(ctx, tmp, pkg.Path, archive, so, lib)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
+		return nil, &CompileError{Stage: "link", Output: out}
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err

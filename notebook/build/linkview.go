@@ -91,20 +91,24 @@ const (
 // readLibIndex reads the library at path. Its refs are still to be found
 // (findRefs) or read (readRefs).
 func readLibIndex(path string) (*libIndex, error) {
-	f, err := elf.Open(path)
+	file, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer file.Close()
+	f, err := elf.NewFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	if f.Class != elf.ELFCLASS64 || f.Machine != elf.EM_X86_64 {
 		return nil, fmt.Errorf("%s: not an amd64 ELF library", path)
 	}
-	fi, err := os.Stat(path)
+	fi, err := file.Stat()
 	if err != nil {
 		return nil, err
 	}
 	x := &libIndex{path: path, order: f.ByteOrder, size: fi.Size(), sections: f.Sections}
-	strndx, err := x.readHeaders()
+	strndx, err := x.readHeaders(file)
 	if err != nil {
 		return nil, err
 	}
@@ -159,14 +163,9 @@ func readLibIndex(path string) (*libIndex, error) {
 	return x, nil
 }
 
-// readHeaders reads the library's section headers as they are in the
-// file, and returns the index of the section names' table.
-func (x *libIndex) readHeaders() (int, error) {
-	f, err := os.Open(x.path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
+// readHeaders reads the library's section headers as they are in f, the
+// library, and returns the index of the section names' table.
+func (x *libIndex) readHeaders(f *os.File) (int, error) {
 	var eh [64]byte
 	if _, err := f.ReadAt(eh[:], 0); err != nil {
 		return 0, err

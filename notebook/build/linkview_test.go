@@ -158,7 +158,7 @@ func TestCellsLinkAgainstAViewOfTheLibrary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(filepath.Dir(lib), "views", viewName(closure), filepath.Base(lib))
+	path := filepath.Join(filepath.Dir(lib), "views", closure.name, filepath.Base(lib))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -23,9 +23,9 @@ const maxViews = 8
 // b.mu.
 type viewState struct {
 	// closures are the closures of cell packages built here, by path;
-	// equal closures share one slice, interned by viewName.
-	closures map[string][]string
-	interned map[string][]string
+	// equal closures are one, interned by name.
+	closures map[string]*closure
+	interned map[string]*closure
 	failed   error // set when views cannot be made
 	// linked is what the last link read of the library (a view, the
 	// library, or ""); fallbacks counts links done again against the
@@ -34,26 +34,29 @@ type viewState struct {
 	fallbacks int
 }
 
-// noteClosure finds and records the closure of pkg: the sorted list of the
-// library's packages it can refer to, or nil when that cannot be told (it
-// imports a cell another process built, or a package nothing here listed).
-func (b *Builder) noteClosure(pkg Package) []string {
+// closure is the sorted list of the library's packages a cell package can
+// refer to, and its view's name (viewName).
+type closure struct {
+	name string
+	pkgs []string
+}
+
+// noteClosure finds and records the closure of pkg, or returns nil when
+// that cannot be told (it imports a cell another process built, or a
+// package nothing here listed).
+func (b *Builder) noteClosure(pkg Package) *closure {
 	if b.lib == nil {
 		return nil
 	}
 	set := map[string]bool{}
-	var added map[*string]bool // closures already added, by their first element
+	added := map[*closure]bool{} // earlier cells' closures already added
 	add := func(p string) bool {
 		if c, ok := b.views.closures[p]; ok {
-			if len(c) == 0 || added[&c[0]] {
-				return true
-			}
-			if added == nil {
-				added = map[*string]bool{}
-			}
-			added[&c[0]] = true
-			for _, q := range c {
-				set[q] = true
+			if !added[c] {
+				added[c] = true
+				for _, q := range c.pkgs {
+					set[q] = true
+				}
 			}
 			return true
 		}
@@ -75,31 +78,31 @@ func (b *Builder) noteClosure(pkg Package) []string {
 			return nil
 		}
 	}
-	closure := make([]string, 0, len(set))
+	pkgs := make([]string, 0, len(set))
 	for p := range set {
-		closure = append(closure, p)
+		pkgs = append(pkgs, p)
 	}
-	sort.Strings(closure)
+	sort.Strings(pkgs)
 	if b.views.closures == nil {
-		b.views.closures, b.views.interned = map[string][]string{}, map[string][]string{}
+		b.views.closures, b.views.interned = map[string]*closure{}, map[string]*closure{}
 	}
-	name := viewName(closure)
-	if c, ok := b.views.interned[name]; ok {
-		closure = c
-	} else {
-		b.views.interned[name] = closure
+	name := viewName(pkgs)
+	c, ok := b.views.interned[name]
+	if !ok {
+		c = &closure{name: name, pkgs: pkgs}
+		b.views.interned[name] = c
 	}
-	b.views.closures[pkg.Path] = closure
-	return closure
+	b.views.closures[pkg.Path] = c
+	return c
 }
 
-// viewFor returns the view of the library for closure, making it when
-// needed, or "" to link against the library itself.
-func (b *Builder) viewFor(ctx context.Context, closure []string) string {
-	if b.lib == nil || closure == nil || b.views.failed != nil {
+// viewFor returns the view of the library for c, making it when needed, or
+// "" to link against the library itself.
+func (b *Builder) viewFor(ctx context.Context, c *closure) string {
+	if b.lib == nil || c == nil || b.views.failed != nil {
 		return ""
 	}
-	dir := filepath.Join(filepath.Dir(b.lib.path), "views", viewName(closure))
+	dir := filepath.Join(filepath.Dir(b.lib.path), "views", c.name)
 	path := filepath.Join(dir, filepath.Base(b.lib.path))
 	if fileExists(path) {
 		touch(dir)
@@ -114,7 +117,7 @@ func (b *Builder) viewFor(ctx context.Context, closure []string) string {
 		return ""
 	}
 	if err = os.MkdirAll(dir, 0o755); err == nil {
-		err = x.writeView(path, closure)
+		err = x.writeView(path, c.pkgs)
 	}
 	if err != nil {
 		// Another kernel may have trimmed the directory meanwhile: this
