@@ -300,6 +300,10 @@ type Built struct {
 	// Shared are the shared libraries the plugin links against, to load
 	// (shlib.Load) before it; none when the plugin carries every package.
 	Shared []string
+	// Inits are the library packages the plugin reaches, in the order Go
+	// initializes them, to initialize (shlib.Init) before opening it where
+	// the process has not (inits.go).
+	Inits  []string
 	Cached bool // taken from the cache
 }
 
@@ -337,12 +341,12 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 	// Marked used after this build (below): trimming removes the oldest
 	// first, and a cell must not go before the later cells built on it.
 	defer b.touchImports(pkg)
-	closure := b.noteClosure(pkg)
 	key := b.key(pkg)
 	dir := filepath.Join(b.root, "cells", key[:2], key)
 	built := &Built{Path: pkg.Path, Archive: filepath.Join(dir, "pkg.a"), Plugin: filepath.Join(dir, "plugin.so")}
 	if b.lib != nil {
 		built.Shared = []string{b.lib.path}
+		built.Inits = b.initOrder(pkg.Imports)
 		touch(filepath.Dir(b.lib.path)) // in use: not to be trimmed
 	}
 	if fileExists(built.Archive) && fileExists(built.Plugin) {
@@ -394,7 +398,7 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 	var lib string // what the linker reads of the library: a view of it, or itself
 	if b.lib != nil {
 		lib = b.lib.path
-		if v := b.viewFor(ctx, closure); v != "" {
+		if v := b.viewFor(ctx, archive); v != "" {
 			lib = v
 		}
 	}
@@ -403,7 +407,7 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 	if err != nil && ctx.Err() == nil && lib != "" && lib != b.lib.path {
 		// A view lacking a symbol the link needs would be a mistake of
 		// linkview.go: say so, and use the library itself.
-		logrus.WithField("view", lib).Warnf("linking %s against a view of the shared library failed; linking against the library: %s", pkg.Path, lastLines(out, 3))
+		logrus.WithField("view", lib).Warnf("linking %s against a view of the shared library failed; linking against the library: %s", pkg.Path, firstLines(out, 3))
 		b.views.fallbacks++
 		lib = b.lib.path
 		out, err = b.link(ctx, tmp, pkg.Path, archive, so, lib)

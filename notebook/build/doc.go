@@ -46,5 +46,6 @@
 // On linux/amd64 cells link against one Go shared library holding the
 // standard library and goaccel's packages for cells (shared.go, shim.go),
 // so that a plugin carries only its cell's code; the linker reads a view of
-// the library made for the cell's imports (linkview.go, views.go).
+// the library holding what the link refers to (linkview.go, views.go,
+// objrefs).
 package build

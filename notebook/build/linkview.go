@@ -2,44 +2,45 @@ package build
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"io"
+
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
 
 // Linking a cell's plugin against the shared library, the Go linker reads
-// every dynamic symbol of the library (160,000, 110,000 of them type
-// descriptors whose data it reads one system call each): about 0.5 s of
-// every link, whatever the cell. A cell can only refer to symbols of the
-// packages it imports and of what they import, its closure: about 80 of
-// the library's 400 packages for a cell that imports fmt.
+// every dynamic symbol of the library (160,000; it reads the data of each
+// of 60,000 type descriptors with a system call): most of every link,
+// whatever the cell. A cell's link needs few of them: the symbols its
+// objects refer to by name (with -linkshared, every symbol of another
+// package is referred to by name), and what the linker follows from them.
 //
-// So the linker gets a view of the library made for that closure: an ELF
-// file with the library's section headers, notes and type data at their
-// places (the rest of the file is a hole), and a dynamic symbol table and
-// relocation section holding only the symbols that name no package outside
-// the closure. Symbol names carry the paths of the packages they belong to
-// and of every type they are made of (fmt.(*pp).doPrint,
-// type:map[string]*net/http.Request, go:itab.*os.File,io.Writer), so a
-// symbol is kept when every library package its name mentions is in the
-// closure. What a kept type refers to stays within its packages' imports,
-// so the view is closed under what the linker follows. The C linker never
-// sees the view (see extldScript), and the plugin's records name the
-// library's file name, which the view shares; the dynamic linker binds the
-// plugin to the real library.
+// So the linker gets a view of the library made for the link: an ELF file
+// with the library's section headers and notes, a dynamic symbol table and
+// relocation section holding only the symbols the link needs, and the data
+// the linker reads of them at their places (the rest of the file is a
+// hole). What a link needs (selectSymbols): the symbols the objects it
+// loads name, the runtime's (the linker looks some up by name), and,
+// from each type descriptor among them, the descriptors its pointers lead
+// to (the linker follows element and field types through the library's
+// relocations, and reads each descriptor's pointer bitmap). The C linker
+// never sees the view (see extldScript), and the plugin's records name
+// the library's file name, which the view shares; the dynamic linker
+// binds the plugin to the real library.
 //
-// A view is named by its closure and kept beside the library; in a session
-// the closure grows only when a cell imports a package new to it, so a few
-// views serve thousands of cells. Should a view ever lack a symbol, the
-// link fails and is done again against the library itself (Build).
+// A view is named by the symbols it holds and kept beside the library:
+// running a cell again, or another cell referring to the same symbols,
+// reuses it. Should a view ever lack a symbol, the link fails and is done
+// again against the library itself (Build).
 
 // libIndex is what making views needs from the library, read once.
 type libIndex struct {
@@ -50,20 +51,28 @@ type libIndex struct {
 	shdrs    []byte         // the library's section headers, raw
 	syms     []rawSym       // the dynamic symbols, the null symbol excepted
 	names    []byte         // the dynamic string table
-	relas    []rawRela      // relocations the Go linker reads
-	// pkgIndex numbers the library's packages by their names in symbols
-	// (symbolPrefix); refs lists, for each symbol, those its name mentions.
-	pkgIndex map[string]int
-	refs     [][]uint16
-	// copies are the parts of the file a view holds at their places: the
-	// ELF header and everything up to the symbol table, the notes, the
-	// data the linker reads for type descriptors, the section names.
+	relas    []rawRela      // relocations the Go linker reads, by offset
+	// copies are the parts of the file every view holds at their places:
+	// the ELF header and what follows up to the symbol table, the notes,
+	// the section names.
 	copies [][2]int64
 	shdr   struct {
 		dynsym, dynstr, rela int // their section indices
 		drop                 []int
 	}
+	// Made by index.
+	kinds  []symKind
+	byName []int32 // symbol numbers + 1 by the hash of their key (lookup)
 }
+
+// symKind says what selectSymbols needs to know of a symbol.
+type symKind uint8
+
+const (
+	symOther   symKind = iota
+	symType            // a type descriptor: its data and pointers matter
+	symRuntime         // the runtime's and the linker's: in every view
+)
 
 // rawSym is an Elf64_Sym.
 type rawSym struct {
@@ -88,8 +97,7 @@ const (
 	elf64ShdrSize = 64
 )
 
-// readLibIndex reads the library at path. Its refs are still to be found
-// (findRefs) or read (readRefs).
+// readLibIndex reads the library at path.
 func readLibIndex(path string) (*libIndex, error) {
 	file, err := os.Open(path)
 	if err != nil {
@@ -125,8 +133,6 @@ func readLibIndex(path string) (*libIndex, error) {
 			x.shdr.drop = append(x.shdr.drop, i)
 		case s.Type == elf.SHT_NOTE || i == strndx:
 			x.copies = append(x.copies, [2]int64{int64(s.Offset), int64(s.Offset + s.Size)})
-		case s.Type == elf.SHT_PROGBITS && (s.Name == ".rodata" || s.Name == ".data.rel.ro" || s.Name == ".typelink"):
-			x.copies = append(x.copies, [2]int64{int64(s.Offset), int64(s.Offset + s.Size)})
 		}
 	}
 	if x.shdr.dynsym < 0 || x.shdr.rela < 0 {
@@ -149,6 +155,8 @@ func readLibIndex(path string) (*libIndex, error) {
 		return nil, err
 	}
 	bo := f.ByteOrder
+	x.syms = make([]rawSym, 0, len(symData)/elf64SymSize)
+	x.relas = make([]rawRela, 0, len(relData)/elf64RelaSize)
 	for p := symData[elf64SymSize:]; len(p) >= elf64SymSize; p = p[elf64SymSize:] {
 		x.syms = append(x.syms, rawSym{name: bo.Uint32(p), info: p[4], other: p[5], shndx: bo.Uint16(p[6:]),
 			value: bo.Uint64(p[8:]), size: bo.Uint64(p[16:])})
@@ -159,6 +167,10 @@ func readLibIndex(path string) (*libIndex, error) {
 			continue
 		}
 		x.relas = append(x.relas, rawRela{off: bo.Uint64(p), sym: uint32(info>>32) - 1})
+	}
+	byOffset := func(a, b rawRela) int { return cmp.Compare(a.off, b.off) }
+	if !slices.IsSortedFunc(x.relas, byOffset) {
+		slices.SortFunc(x.relas, byOffset)
 	}
 	return x, nil
 }
@@ -183,67 +195,18 @@ func (x *libIndex) readHeaders(f *os.File) (int, error) {
 }
 
 // cString is the NUL-terminated string at off in tab.
-func cString(tab []byte, off uint32) string {
+func cString(tab []byte, off uint32) string { return string(cBytes(tab, off)) }
+
+// cBytes is the NUL-terminated string at off in tab, in place.
+func cBytes(tab []byte, off uint32) []byte {
 	if int(off) >= len(tab) {
-		return ""
+		return nil
 	}
 	s := tab[off:]
 	if i := bytes.IndexByte(s, 0); i >= 0 {
 		s = s[:i]
 	}
-	return string(s)
-}
-
-// findRefs finds which of packages (import paths) each symbol's name
-// mentions. The library names its type descriptors by a hash of their
-// names (type:8Fp1XRzg is type:*net/http.Request); typeNames, the names
-// of the type symbols of its packages' objects, undo that.
-func (x *libIndex) findRefs(packages []string, typeNames []string) {
-	x.numberPackages(packages)
-	real := make(map[string]string, len(typeNames))
-	for _, n := range typeNames {
-		if m := mangledTypeName(n); m != n {
-			real[m] = n
-		}
-	}
-	x.refs = make([][]uint16, len(x.syms))
-	var buf []uint16
-	for i, s := range x.syms {
-		name := cString(x.names, s.name)
-		if r, ok := real[name]; ok {
-			name = r
-		}
-		if typeDataOnly(name) {
-			x.refs[i] = []uint16{noPackage}
-			continue
-		}
-		buf = x.mentions(name, buf[:0])
-		if len(buf) > 0 {
-			x.refs[i] = append([]uint16(nil), buf...)
-		}
-	}
-}
-
-// noPackage in a symbol's refs keeps it out of every view.
-const noPackage = 0xffff
-
-// typeDataOnly says whether a symbol is one that views leave out whatever
-// the closure: the names and import paths in type descriptors (a third of
-// the library's symbols). The linker reads no such data of a library, and
-// a cell's object defines those it uses (they are named by their
-// content).
-func typeDataOnly(name string) bool {
-	return strings.HasPrefix(name, "type:.namedata.") || strings.HasPrefix(name, "type:.importpath.")
-}
-
-// numberPackages numbers packages in their sorted order.
-func (x *libIndex) numberPackages(packages []string) {
-	sorted := append([]string(nil), packages...)
-	sort.Strings(sorted)
-	x.pkgIndex = make(map[string]int, len(sorted))
-	for i, p := range sorted {
-		x.pkgIndex[symbolPrefix(p)] = i
-	}
+	return s
 }
 
 // mangledTypeName is the name the Go linker gives a type symbol in a
@@ -262,168 +225,144 @@ func mangledTypeName(name string) string {
 	return prefix + base64.StdEncoding.EncodeToString(sum[:6])
 }
 
-// The refs of a library are kept beside it (refsFile): finding them means
-// listing the symbols of its 400 packages' objects (go tool nm, seconds).
-const refsMagic = "goaccel view refs 2\n"
-
-// writeRefs writes the package numbering and refs to path.
-func (x *libIndex) writeRefs(path string) error {
-	var b bytes.Buffer
-	b.WriteString(refsMagic)
-	pkgs := make([]string, len(x.pkgIndex))
-	for p, n := range x.pkgIndex {
-		pkgs[n] = p
+// index makes what selectSymbols reads: the symbols' kinds, and a table
+// of their names (an open-addressed hash table of symbol numbers: a map
+// of strings would hold a copy of every name, tens of MB).
+func (x *libIndex) index() {
+	x.kinds = make([]symKind, len(x.syms))
+	size := 1
+	for size < 2*len(x.syms) {
+		size <<= 1
 	}
-	b.Write(binary.AppendUvarint(nil, uint64(len(pkgs))))
-	for _, p := range pkgs {
-		b.Write(binary.AppendUvarint(nil, uint64(len(p))))
-		b.WriteString(p)
-	}
-	b.Write(binary.AppendUvarint(nil, uint64(len(x.refs))))
-	for _, r := range x.refs {
-		b.Write(binary.AppendUvarint(nil, uint64(len(r))))
-		for _, n := range r {
-			b.Write(binary.AppendUvarint(nil, uint64(n)))
+	x.byName = make([]int32, size)
+	for i, s := range x.syms {
+		name := cBytes(x.names, s.name)
+		switch {
+		case bytes.HasPrefix(name, []byte("type:")) && !bytes.HasPrefix(name, []byte("type:.")):
+			x.kinds[i] = symType
+		case bytes.HasPrefix(name, []byte("runtime.")) || bytes.HasPrefix(name, []byte("go:")) && !bytes.HasPrefix(name, []byte("go:itab.")):
+			// The runtime's, and the linker's (go:link.abihash.*).
+			x.kinds[i] = symRuntime
 		}
+		h := nameHash(x.key(i)) & uint64(size-1)
+		for x.byName[h] != 0 {
+			h = (h + 1) & uint64(size-1)
+		}
+		x.byName[h] = int32(i) + 1
 	}
-	return writeReplacing(path, b.Bytes(), 0o644)
 }
 
-// readRefs reads what writeRefs wrote.
-func (x *libIndex) readRefs(path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
+// key is the name objects refer to symbol i by: the library names
+// functions with their ABI (symtab.go's mangleABIName), objects without.
+func (x *libIndex) key(i int) []byte {
+	s := x.syms[i]
+	name := cBytes(x.names, s.name)
+	if elf.ST_TYPE(s.info) == elf.STT_FUNC {
+		name = bytes.TrimSuffix(bytes.TrimSuffix(name, []byte(".abiinternal")), []byte(".abi0"))
 	}
-	bad := fmt.Errorf("%s: not a view index of %s", path, x.path)
-	if !bytes.HasPrefix(data, []byte(refsMagic)) {
-		return bad
-	}
-	r := bytes.NewReader(data[len(refsMagic):])
-	num := func() uint64 {
-		v, e := binary.ReadUvarint(r)
-		if e != nil && err == nil {
-			err = bad
-		}
-		return v
-	}
-	npkgs := num()
-	if npkgs > 1<<16 {
-		return bad
-	}
-	x.pkgIndex = make(map[string]int, npkgs)
-	for i := 0; i < int(npkgs) && err == nil; i++ {
-		p := make([]byte, num())
-		if _, e := io.ReadFull(r, p); e != nil {
-			return bad
-		}
-		x.pkgIndex[string(p)] = i
-	}
-	if n := num(); err != nil || n != uint64(len(x.syms)) {
-		return bad
-	}
-	x.refs = make([][]uint16, len(x.syms))
-	for i := range x.refs {
-		k := num()
-		if k > npkgs {
-			return bad
-		}
-		for j := uint64(0); j < k; j++ {
-			x.refs[i] = append(x.refs[i], uint16(num()))
-		}
-	}
-	return err
+	return name
 }
 
-// mentions appends the numbers of the library's packages that the symbol
-// name mentions: in every run of characters an import path and identifier
-// are made of, the part before the first dot after the last slash.
-func (x *libIndex) mentions(name string, out []uint16) []uint16 {
-	for i := 0; i < len(name); {
-		if !pathChar(name[i]) {
-			i++
+// lookup calls f with each symbol objects refer to by name.
+func (x *libIndex) lookup(name string, f func(i int32)) {
+	mask := uint64(len(x.byName) - 1)
+	for h := nameHash([]byte(name)) & mask; x.byName[h] != 0; h = (h + 1) & mask {
+		if i := x.byName[h] - 1; string(x.key(int(i))) == name {
+			f(i)
+		}
+	}
+}
+
+// nameHash is FNV-1a.
+func nameHash(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return h
+}
+
+// selectSymbols returns, in the library's order, the symbols a link needs
+// whose objects refer to names: those of the names (type descriptors
+// under their mangled names), the runtime's and those the linker looks up
+// (go:link.*, linkerNames), and the type descriptors the pointers of those lead to,
+// transitively.
+func (x *libIndex) selectSymbols(names []string) []int32 {
+	in := make([]bool, len(x.syms))
+	var queue []int32
+	add := func(i int32) {
+		if !in[i] {
+			in[i] = true
+			queue = append(queue, i)
+		}
+	}
+	for i, k := range x.kinds {
+		if k == symRuntime {
+			add(int32(i))
+		}
+	}
+	for _, list := range [][]string{linkerNames, names} {
+		for _, n := range list {
+			x.lookup(mangledTypeName(n), add)
+		}
+	}
+	for len(queue) > 0 {
+		i := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if x.kinds[i] != symType {
 			continue
 		}
-		j := i
-		for j < len(name) && pathChar(name[j]) {
-			j++
+		for _, r := range x.relasIn(i) {
+			add(int32(r.sym))
 		}
-		tok := name[i:j]
-		i = j
-		slash := strings.LastIndexByte(tok, '/')
-		dot := strings.IndexByte(tok[slash+1:], '.')
-		if dot <= 0 {
-			continue
-		}
-		if n, ok := x.pkgIndex[tok[:slash+1+dot]]; ok {
-			out = append(out, uint16(n))
+	}
+	var out []int32
+	for i, ok := range in {
+		if ok {
+			out = append(out, int32(i))
 		}
 	}
 	return out
 }
 
-// pathChar says whether c may be part of a package path or identifier in a
-// symbol name (paths are escaped there: see symbolPrefix).
-func pathChar(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-		c == '_' || c == '/' || c == '.' || c == '%' || c == '-' || c == '~' || c == '+'
-}
+// linkerNames are the symbols outside the runtime package's names that
+// the linker looks up itself (cmd/link's symtab.go).
+var linkerNames = []string{"type:runtime.moduledata"}
 
-// symbolPrefix is how a package path appears in symbol names: dots in the
-// last element, '%', '"', spaces, control and non-ASCII characters
-// escaped as %xx (as the Go toolchain writes them).
-func symbolPrefix(path string) string {
-	slash := strings.LastIndexByte(path, '/')
-	var b strings.Builder
-	for i := 0; i < len(path); i++ {
-		c := path[i]
-		if c <= ' ' || c == '%' || c == '"' || c >= 0x7f || (c == '.' && i > slash) {
-			fmt.Fprintf(&b, "%%%02x", c)
-			continue
-		}
-		b.WriteByte(c)
+// relasIn are the relocations within symbol i's data.
+func (x *libIndex) relasIn(i int32) []rawRela {
+	s := x.syms[i]
+	lo := sort.Search(len(x.relas), func(k int) bool { return x.relas[k].off >= s.value })
+	hi := lo
+	for hi < len(x.relas) && x.relas[hi].off < s.value+s.size {
+		hi++
 	}
-	return b.String()
+	return x.relas[lo:hi]
 }
 
-// viewName names the view of closure: a hash of its packages.
-func viewName(closure []string) string {
+// viewName names the view holding the symbols selected: a hash of them.
+func viewName(selected []int32) string {
 	h := sha256.New()
-	for _, p := range closure {
-		fmt.Fprintf(h, "%s\x00", p)
+	var b [4]byte
+	for _, i := range selected {
+		binary.LittleEndian.PutUint32(b[:], uint32(i))
+		h.Write(b[:])
 	}
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
-// writeView writes the view of the library for closure (import paths) to
-// path.
-func (x *libIndex) writeView(path string, closure []string) error {
-	in := make([]bool, len(x.pkgIndex))
-	for _, p := range closure {
-		if n, ok := x.pkgIndex[symbolPrefix(p)]; ok {
-			in[n] = true
-		}
-	}
+// writeView writes the view of the library holding the symbols selected
+// (selectSymbols) to path.
+func (x *libIndex) writeView(path string, selected []int32) error {
 	bo := x.order
 	// The symbols kept, renumbered from 1 (0 is the null symbol).
-	newIndex := make([]uint32, len(x.syms))
-	syms := make([]byte, elf64SymSize, elf64SymSize*(len(x.syms)/3))
+	newIndex := make(map[uint32]uint32, len(selected))
+	syms := make([]byte, elf64SymSize, elf64SymSize*(len(selected)+1))
 	names := []byte{0}
 	var ent [elf64SymSize]byte
-	n := uint32(0)
-	for i, s := range x.syms {
-		keep := true
-		for _, r := range x.refs[i] {
-			if int(r) >= len(in) || !in[r] {
-				keep = false
-				break
-			}
-		}
-		if !keep {
-			continue
-		}
-		n++
-		newIndex[i] = n
+	for n, i := range selected {
+		s := x.syms[i]
+		newIndex[uint32(i)] = uint32(n + 1)
 		bo.PutUint32(ent[0:], uint32(len(names)))
 		ent[4], ent[5] = s.info, s.other
 		bo.PutUint16(ent[6:], s.shndx)
@@ -433,24 +372,42 @@ func (x *libIndex) writeView(path string, closure []string) error {
 		names = append(names, cString(x.names, s.name)...)
 		names = append(names, 0)
 	}
+	// The relocations the linker follows, within the type descriptors,
+	// and the data it reads: the descriptors and their pointer bitmaps.
 	var relas []byte
 	var rel [elf64RelaSize]byte
-	for _, r := range x.relas {
-		if int(r.sym) >= len(newIndex) || newIndex[r.sym] == 0 {
+	var data [][2]uint64 // address ranges
+	for _, i := range selected {
+		if x.kinds[i] != symType {
 			continue
 		}
-		bo.PutUint64(rel[0:], r.off)
-		bo.PutUint64(rel[8:], uint64(newIndex[r.sym])<<32|uint64(elf.R_X86_64_64))
-		bo.PutUint64(rel[16:], 0)
-		relas = append(relas, rel[:]...)
+		s := x.syms[i]
+		data = append(data, [2]uint64{s.value, s.value + s.size})
+		for _, r := range x.relasIn(i) {
+			if n := newIndex[r.sym]; n != 0 {
+				bo.PutUint64(rel[0:], r.off)
+				bo.PutUint64(rel[8:], uint64(n)<<32|uint64(elf.R_X86_64_64))
+				bo.PutUint64(rel[16:], 0)
+				relas = append(relas, rel[:]...)
+			}
+		}
 	}
 
+	src, err := os.Open(x.path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	copies, err := x.dataCopies(src, data)
+	if err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".view")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := x.fill(tmp, syms, names, relas); err != nil {
+	if err := x.fill(tmp, src, append(copies, x.copies...), syms, names, relas); err != nil {
 		tmp.Close()
 		return fmt.Errorf("writing a view of the shared library: %w", err)
 	}
@@ -460,22 +417,80 @@ func (x *libIndex) writeView(path string, closure []string) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// fill writes the view into out: the library's copied parts at their
-// places, then the new tables and section headers after its end.
-func (x *libIndex) fill(out *os.File, syms, names, relas []byte) error {
-	src, err := os.Open(x.path)
-	if err != nil {
-		return err
+// Type descriptor fields (internal/abi.Type on amd64) the linker reads of
+// a library's descriptors: PtrBytes, and GCData, the pointer bitmap's
+// address.
+const (
+	typePtrBytesOff = 8
+	typeGCDataOff   = 32
+)
+
+// dataCopies turns the address ranges of type descriptors into the parts
+// of the file a view holds for them: theirs and their pointer bitmaps',
+// nearby parts merged.
+func (x *libIndex) dataCopies(src *os.File, ranges [][2]uint64) ([][2]int64, error) {
+	var out [][2]int64
+	var word [8]byte
+	for _, r := range ranges {
+		off, ok := x.fileOffset(r[0], r[1]-r[0])
+		if !ok {
+			continue
+		}
+		out = append(out, [2]int64{off, off + int64(r[1]-r[0])})
+		if r[1]-r[0] < typeGCDataOff+8 {
+			continue
+		}
+		if _, err := src.ReadAt(word[:], off+typePtrBytesOff); err != nil {
+			return nil, err
+		}
+		ptrBytes := x.order.Uint64(word[:])
+		if _, err := src.ReadAt(word[:], off+typeGCDataOff); err != nil {
+			return nil, err
+		}
+		n := (ptrBytes/8 + 7) / 8
+		if gc, ok := x.fileOffset(x.order.Uint64(word[:]), n); ok && n > 0 {
+			out = append(out, [2]int64{gc, gc + int64(n)})
+		}
 	}
-	defer src.Close()
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	var merged [][2]int64
+	for _, c := range out {
+		if k := len(merged) - 1; k >= 0 && c[0] <= merged[k][1]+4096 {
+			merged[k][1] = max(merged[k][1], c[1])
+			continue
+		}
+		merged = append(merged, c)
+	}
+	return merged, nil
+}
+
+// fileOffset is where n bytes at address addr lie in the library's file,
+// when they lie in a section with contents.
+func (x *libIndex) fileOffset(addr, n uint64) (int64, bool) {
+	for _, s := range x.sections {
+		if s.Type == elf.SHT_PROGBITS && s.Addr != 0 && addr >= s.Addr && addr+n <= s.Addr+s.Size {
+			return int64(addr - s.Addr + s.Offset), true
+		}
+	}
+	return 0, false
+}
+
+// fill writes the view into out: the parts copies of src, the library, at
+// their places, then the new tables and section headers after its end.
+func (x *libIndex) fill(out, src *os.File, copies [][2]int64, syms, names, relas []byte) error {
 	if err := out.Truncate(x.size); err != nil {
 		return err
 	}
-	for _, c := range x.copies {
-		if _, err := out.Seek(c[0], io.SeekStart); err != nil {
+	var buf []byte
+	for _, c := range copies {
+		if n := int(c[1] - c[0]); cap(buf) < n {
+			buf = make([]byte, n)
+		}
+		b := buf[:c[1]-c[0]]
+		if _, err := src.ReadAt(b, c[0]); err != nil {
 			return err
 		}
-		if _, err := io.Copy(out, io.NewSectionReader(src, c[0], c[1]-c[0])); err != nil {
+		if _, err := out.WriteAt(b, c[0]); err != nil {
 			return err
 		}
 	}

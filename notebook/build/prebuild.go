@@ -62,9 +62,6 @@ func Prebuild(ctx context.Context, opts Options, progress func(string), pkgs ...
 			return fmt.Errorf("prebuilding %s: %w", p, err)
 		}
 	}
-	if err := b.prepareViews(ctx); err != nil {
-		return fmt.Errorf("indexing the shared library: %w", err)
-	}
 	say(fmt.Sprintf("built %d packages for compiled cells in %.1fs", len(pkgs), time.Since(start).Seconds()))
 	return nil
 }

@@ -46,14 +46,16 @@ import (
 //     caught before the library is used (sourceNotNewer).
 
 // sharedRoots are the packages (with everything they import) the library
-// holds besides the standard library: goaccel's packages for cells whose
-// imports stay within the standard library and small modules. Packages
-// outside it (GoMLX, goaccel's launchers, which bring etcd) are linked into
-// each plugin that imports them, as before.
+// holds besides the standard library: goaccel's packages for cells, GoMLX
+// under Accelerate and the launchers (with etcd's client and server). Cells
+// link against a view of the library that holds what they refer to
+// (linkview.go), so what the library holds costs a cell's link nothing;
+// packages outside it are linked into each plugin that imports them.
 var sharedRoots = []string{"notebook/gxrt", "notebook/shlib/modreg", "display", "input", "comm",
 	"accelerate", "accelerate/amp", "accelerate/ddp", "accelerate/kwargs", "accelerate/nn",
-	"accelerate/profiler", "accelerate/safetensors", "accelerate/checkpoint",
-	"tracking", "tracking/values", "tracking/media", "gpu", "datasets/mnist"}
+	"accelerate/profiler", "accelerate/safetensors", "accelerate/checkpoint", "accelerate/gomlx",
+	"tracking", "tracking/values", "tracking/media", "gpu", "datasets/mnist",
+	"launcher", "debuglauncher"}
 
 // notShared says whether a standard package stays out of the libraries:
 // plugin (a library that contains it defines the symbols plugins check their
@@ -99,6 +101,7 @@ func (b *Builder) ensureShared(ctx context.Context, say func(string)) error {
 		return nil
 	}
 	b.lib = lib
+	b.startIndex(lib.path)
 	for _, p := range pkgs {
 		if p.Export != "" {
 			b.archives[p.ImportPath] = p.Export
@@ -278,6 +281,13 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// firstLines is the start of a tool's output (where the linker says what
+// failed, before any stack).
+func firstLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[:min(n, len(lines))], "\n")
 }
 
 // SharedLibrary is the shared library cells link against ("" when they

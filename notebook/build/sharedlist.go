@@ -15,9 +15,10 @@ import (
 // almost always what the last kernel learned. The listing is kept beside
 // the libraries with a stamp of everything that could change it short of
 // the Go toolchain and the host configuration (which name the directory):
-// GOFLAGS, goaccel's go.mod and go.sum, and the files of every package
-// outside the standard library (their names, sizes and times). A kernel
-// whose stamp matches, and whose export files all exist, uses it.
+// the library's roots (sharedRoots), GOFLAGS, goaccel's go.mod and go.sum,
+// and the files of every package outside the standard library (their
+// names, sizes and times). A kernel whose stamp matches, and whose export
+// files all exist, uses it.
 
 // sharedListing is the kept listing.
 type sharedListing struct {
@@ -30,7 +31,7 @@ func (b *Builder) listingFile() string { return filepath.Join(b.sharedDir, "list
 // stamp describes what the listing of pkgs depends on.
 func (b *Builder) stamp(pkgs []*listed) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00", b.tc.Version, os.Getenv("GOFLAGS"))
+	fmt.Fprintf(h, "%s\x00%s\x00%q\x00", b.tc.Version, os.Getenv("GOFLAGS"), sharedRoots)
 	for _, f := range []string{"go.mod", "go.sum"} {
 		data, _ := os.ReadFile(filepath.Join(b.host.SourceDir, f))
 		fmt.Fprintf(h, "%s %d\x00", f, len(data))

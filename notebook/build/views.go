@@ -1,32 +1,35 @@
 package build
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/goaccel/goaccel/notebook/build/objrefs"
 )
 
-// maxViews is how many views of a library are kept (each holds the
-// library's type data, about 20 MB); the least recently used go first.
-const maxViews = 8
+// maxViews is how many views of a library are kept; the least recently
+// used go first. A view holds some thousand symbols and their data (its
+// file is mostly a hole), so it is small, and the number is what reruns
+// of recent cells find.
+const maxViews = 64
 
 // viewState is what a Builder knows of views (linkview.go). Callers hold
 // b.mu.
 type viewState struct {
-	// closures are the closures of cell packages built here, by path;
-	// equal closures are one, interned by name.
-	closures map[string]*closure
-	interned map[string]*closure
-	failed   error // set when views cannot be made
+	// indexed delivers the library's index, read in the background from
+	// when the library is ready (startIndex); index holds it once taken.
+	indexed chan indexResult
+	index   *libIndex
+	refs    map[string]*objrefs.Refs // of archives linked, by path
+	failed  error                    // set when views cannot be made
+	// selectSymbols is index.selectSymbols; tests replace it to make a
+	// view that lacks symbols.
+	selectSymbols func(x *libIndex, names []string) []int32
 	// linked is what the last link read of the library (a view, the
 	// library, or ""); fallbacks counts links done again against the
 	// library after failing against a view.
@@ -34,81 +37,13 @@ type viewState struct {
 	fallbacks int
 }
 
-// closure is the sorted list of the library's packages a cell package can
-// refer to, and its view's name (viewName).
-type closure struct {
-	name string
-	pkgs []string
-}
-
-// noteClosure finds and records the closure of pkg, or returns nil when
-// that cannot be told (it imports a cell another process built, or a
-// package nothing here listed).
-func (b *Builder) noteClosure(pkg Package) *closure {
-	if b.lib == nil {
-		return nil
-	}
-	set := map[string]bool{}
-	added := map[*closure]bool{} // earlier cells' closures already added
-	add := func(p string) bool {
-		if c, ok := b.views.closures[p]; ok {
-			if !added[c] {
-				added[c] = true
-				for _, q := range c.pkgs {
-					set[q] = true
-				}
-			}
-			return true
-		}
-		lp := b.pkgs[p]
-		if lp == nil || b.cells[p] {
-			return false
-		}
-		for _, q := range append([]string{p}, lp.Deps...) {
-			if b.lib.packages[q] {
-				set[q] = true
-			}
-		}
-		return true
-	}
-	// The runtime, and what the shim refers to, are in every link.
-	roots := append([]string{"runtime", "runtime/cgo", ModulePath + "/notebook/shlib/modreg"}, pkg.Imports...)
-	for _, p := range roots {
-		if !add(p) {
-			return nil
-		}
-	}
-	pkgs := make([]string, 0, len(set))
-	for p := range set {
-		pkgs = append(pkgs, p)
-	}
-	sort.Strings(pkgs)
-	if b.views.closures == nil {
-		b.views.closures, b.views.interned = map[string]*closure{}, map[string]*closure{}
-	}
-	name := viewName(pkgs)
-	c, ok := b.views.interned[name]
-	if !ok {
-		c = &closure{name: name, pkgs: pkgs}
-		b.views.interned[name] = c
-	}
-	b.views.closures[pkg.Path] = c
-	return c
-}
-
-// viewFor returns the view of the library for c, making it when needed, or
-// "" to link against the library itself.
-func (b *Builder) viewFor(ctx context.Context, c *closure) string {
-	if b.lib == nil || c == nil || b.views.failed != nil {
+// viewFor returns the view of the library for linking archive, making it
+// when needed, or "" to link against the library itself.
+func (b *Builder) viewFor(ctx context.Context, archive string) string {
+	if b.lib == nil || b.views.failed != nil {
 		return ""
 	}
-	dir := filepath.Join(filepath.Dir(b.lib.path), "views", c.name)
-	path := filepath.Join(dir, filepath.Base(b.lib.path))
-	if fileExists(path) {
-		touch(dir)
-		return path
-	}
-	x, err := b.libIndex(ctx)
+	x, err := b.viewIndex(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			b.views.failed = err
@@ -116,8 +51,24 @@ func (b *Builder) viewFor(ctx context.Context, c *closure) string {
 		}
 		return ""
 	}
+	names, err := b.linkedNames(archive)
+	if err != nil {
+		logrus.WithError(err).Warn("linking against the whole shared library: the objects' references are unknown")
+		return ""
+	}
+	choose := b.views.selectSymbols
+	if choose == nil {
+		choose = (*libIndex).selectSymbols
+	}
+	selected := choose(x, names)
+	dir := filepath.Join(filepath.Dir(b.lib.path), "views", viewName(selected))
+	path := filepath.Join(dir, filepath.Base(b.lib.path))
+	if fileExists(path) {
+		touch(dir)
+		return path
+	}
 	if err = os.MkdirAll(dir, 0o755); err == nil {
-		err = x.writeView(path, c.pkgs)
+		err = x.writeView(path, selected)
 	}
 	if err != nil {
 		// Another kernel may have trimmed the directory meanwhile: this
@@ -129,89 +80,90 @@ func (b *Builder) viewFor(ctx context.Context, c *closure) string {
 	return path
 }
 
-// libIndex reads the library's index, with its refs kept beside it or
-// found now (and kept).
-func (b *Builder) libIndex(ctx context.Context) (*libIndex, error) {
-	x, err := readLibIndex(b.lib.path)
-	if err != nil {
-		return nil, err
+// linkedNames lists the names that the objects a link of archive loads
+// refer to: archive's, and those of the packages outside the library
+// that it imports, transitively (earlier cells, the shim).
+func (b *Builder) linkedNames(archive string) ([]string, error) {
+	if b.views.refs == nil {
+		b.views.refs = map[string]*objrefs.Refs{}
 	}
-	refs := filepath.Join(filepath.Dir(b.lib.path), "view-refs")
-	if x.readRefs(refs) == nil {
-		return x, nil
-	}
-	var packages, exports []string
-	for p := range b.lib.packages {
-		packages = append(packages, p)
-		if lp := b.pkgs[p]; lp != nil && lp.Export != "" {
-			exports = append(exports, lp.Export)
-		}
-	}
-	names, err := b.typeNames(ctx, exports)
-	if err != nil {
-		return nil, err
-	}
-	x.findRefs(packages, names)
-	if err := x.writeRefs(refs); err != nil {
-		return nil, err
-	}
-	return x, nil
-}
-
-// typeNames lists the names of the type symbols in the objects of
-// archives (go tool nm; its output for the library's packages is some
-// 60 MB, read as it comes).
-func (b *Builder) typeNames(ctx context.Context, archives []string) ([]string, error) {
-	sort.Strings(archives)
-	// go tool builds nm when it is not yet in the build cache (Go no
-	// longer ships it built); outside any module, with no GOFLAGS.
-	cmd := exec.CommandContext(ctx, b.tc.Go, append([]string{"tool", "nm"}, archives...)...)
-	cmd.Env = append(os.Environ(), "GOROOT="+b.tc.Env["GOROOT"], "GOFLAGS=", "GOTOOLCHAIN=local")
-	cmd.Dir = os.TempDir()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
 	var names []string
-	sc := bufio.NewScanner(out)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		if n := nmName(sc.Bytes()); strings.HasPrefix(n, "type:") && !seen[n] {
-			seen[n] = true
-			names = append(names, n)
+	seen := map[string]bool{}
+	var visit func(path string, keep bool) error
+	visit = func(path string, keep bool) error {
+		r := b.views.refs[path]
+		if r == nil {
+			var err error
+			if r, err = objrefs.Read(path); err != nil {
+				return err
+			}
+			if keep {
+				b.views.refs[path] = r
+			}
 		}
+		names = append(names, r.Names...)
+		for _, p := range r.Imports {
+			if seen[p] || b.libOf(p) != "" {
+				continue
+			}
+			seen[p] = true
+			a := b.archives[p]
+			if p == shimPath {
+				a = b.lib.shim
+			}
+			if a == "" {
+				return fmt.Errorf("%s imports %s, whose archive is unknown", path, p)
+			}
+			if err := visit(a, true); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	scanErr := sc.Err()
-	if scanErr != nil {
-		_, _ = io.Copy(io.Discard, out)
-	}
-	if err := cmd.Wait(); err != nil {
-		return nil, fmt.Errorf("listing the symbols of the shared library's packages: %v: %s", err, lastLines(stderr.String(), 3))
-	}
-	return names, scanErr
+	// archive is new, in a temporary directory: not kept.
+	return names, visit(archive, false)
 }
 
-// nmName is the symbol name on a line of go tool nm's output for several
-// files: "FILE:\t ADDR KIND NAME", ADDR blank for undefined symbols (names
-// may hold spaces).
-func nmName(line []byte) string {
-	if i := bytes.IndexByte(line, '\t'); i >= 0 {
-		line = line[i+1:]
+// indexResult is what reading the library's index gave.
+type indexResult struct {
+	x   *libIndex
+	err error
+}
+
+// startIndex reads the index of the library at path in the background
+// (0.1-0.2 s, under a cell's compile). The goroutine owns the index until
+// it delivers it; it ends then, whether or not a link ever asks.
+func (b *Builder) startIndex(path string) {
+	ch := make(chan indexResult, 1)
+	b.views.indexed = ch
+	go func() {
+		x, err := readLibIndex(path)
+		if err == nil {
+			x.index()
+		}
+		ch <- indexResult{x, err}
+	}()
+}
+
+// viewIndex returns the library's index, waiting for startIndex.
+func (b *Builder) viewIndex(ctx context.Context) (*libIndex, error) {
+	if b.views.index != nil {
+		return b.views.index, nil
 	}
-	line = bytes.TrimLeft(line, " ")
-	if len(line) > 2 && line[1] == ' ' { // no address
-		return string(line[2:])
+	if b.views.indexed == nil {
+		return nil, fmt.Errorf("no shared library")
 	}
-	if i := bytes.IndexByte(line, ' '); i >= 0 && len(line) > i+3 {
-		return string(line[i+3:])
+	select {
+	case r := <-b.views.indexed:
+		b.views.indexed = nil
+		if r.err != nil {
+			return nil, r.err
+		}
+		b.views.index = r.x
+		return r.x, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	return ""
 }
 
 // trimViews removes the views under dir but the keep used last.
@@ -234,16 +186,4 @@ func trimViews(dir string, keep int) {
 	for _, v := range views[min(keep, len(views)):] {
 		_ = os.RemoveAll(v.path)
 	}
-}
-
-// prepareViews finds and keeps the library's refs (libIndex), when cells
-// link against one, so that a kernel's first view does not wait for them.
-func (b *Builder) prepareViews(ctx context.Context) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.lib == nil {
-		return nil
-	}
-	_, err := b.libIndex(ctx)
-	return err
 }

@@ -197,7 +197,7 @@ func (s *Session) Run(ctx context.Context, src string, n int, progress func(stri
 	if err != nil {
 		return nil, err
 	}
-	if u.syms, err = load(built.Plugin, built.Shared); err != nil {
+	if u.syms, err = load(built.Plugin, built.Shared, built.Inits); err != nil {
 		return nil, err
 	}
 	registerHooks(u)
@@ -281,13 +281,17 @@ var loadMu sync.Mutex
 // whose build differs from the host's.
 var stalePackage = regexp.MustCompile(`different version of package (\S+)`)
 
-// load opens a cell plugin, after the shared libraries it links against,
+// load opens a cell plugin, after the shared libraries it links against
+// and the initialization of their packages it reaches (inits, in order),
 // and returns its symbol table.
-func load(file string, shared []string) (map[string]any, error) {
+func load(file string, shared, inits []string) (map[string]any, error) {
 	loadMu.Lock()
 	defer loadMu.Unlock()
 	if len(shared) > 0 {
 		if err := shlib.Load(shared...); err != nil {
+			return nil, err
+		}
+		if err := shlib.Init(inits, build.InitSymbol); err != nil {
 			return nil, err
 		}
 	}

@@ -17,11 +17,13 @@ package shlib
 
 /*
 #cgo linux LDFLAGS: -ldl
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdlib.h>
 
 static void *shlib_open(const char *path) { return dlopen(path, RTLD_LAZY | RTLD_GLOBAL); }
 static void *shlib_sym(void *h, const char *name) { return dlsym(h, name); }
+static void *shlib_global(const char *name) { return dlsym(RTLD_DEFAULT, name); }
 static const char *shlib_error(void) { return dlerror(); }
 */
 import "C"
@@ -40,8 +42,9 @@ import (
 const Supported = modreg.Supported
 
 var (
-	mu     sync.Mutex
-	loaded = map[string]error{}
+	mu          sync.Mutex
+	loaded      = map[string]error{}
+	initialized = map[string]bool{} // packages Init ran or found done
 )
 
 // Load opens the shared libraries at paths in order, the first being the
@@ -85,3 +88,60 @@ func open(paths []string) error {
 	}
 	return nil
 }
+
+// Init initializes the packages at paths (import paths, in the order Go
+// initializes them) of the loaded libraries, where this process has not:
+// a plugin's own list of packages to initialize holds only its direct
+// imports from a library (see notebook/build's inits.go). symbol names a
+// package's init record. The record found is the one the libraries' code
+// binds to: this process's where it links the package (already run, so
+// skipped), else the library's. A panic in a package's initialization is
+// returned as an error, and the package counts as initialized (as far as
+// it got): Go would end the program; a kernel reports it.
+func Init(paths []string, symbol func(path string) string) error {
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range paths {
+		if initialized[p] {
+			continue
+		}
+		name := C.CString(symbol(p))
+		task := C.shlib_global(name)
+		C.free(unsafe.Pointer(name))
+		initialized[p] = true
+		if task == nil || (*initTask)(task).nfns == 0 {
+			continue // a package with nothing to initialize (the runtime throws on an empty record)
+		}
+		if err := runInit(p, unsafe.Pointer(task)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runInit runs the init record at task (a runtime.initTask), once.
+func runInit(path string, task unsafe.Pointer) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			// Marked done: opening the plugin runs the record again if
+			// the plugin imports the package, and the runtime would take
+			// a record left running for an import cycle and end the
+			// process.
+			(*initTask)(task).state = 2
+			err = fmt.Errorf("initializing package %s: panic: %v", path, r)
+		}
+	}()
+	doInit1(task)
+	return nil
+}
+
+// initTask is the head of runtime.initTask.
+type initTask struct {
+	state uint32 // 0 not run, 1 running, 2 done
+	nfns  uint32
+}
+
+// doInit1 runs an init record's functions, unless done (runtime/proc.go).
+//
+//go:linkname doInit1 runtime.doInit1
+func doInit1(t unsafe.Pointer)
