@@ -371,7 +371,21 @@ func (st *state) checkOnce() (*Cell, []Diag) {
 	c.Imports = imports.cell
 	st.imported = map[string]bool{}
 	for _, im := range imports.cell {
-		if im.Name != "_" && im.Name != "." {
+		switch im.Name {
+		case "_":
+		case ".":
+			// A dot import binds the package's exported names in the
+			// cell's file, where Go allows no package-level declaration
+			// of the same name: the cell's own binding wins over earlier
+			// cells', as a named import's does.
+			if pkg, err := st.s.conf.Importer.Import(im.Path); err == nil {
+				for _, name := range pkg.Scope().Names() {
+					if token.IsExported(name) {
+						st.imported[name] = true
+					}
+				}
+			}
+		default:
 			st.imported[im.Name] = true
 		}
 	}
@@ -587,7 +601,9 @@ func (st *state) typecheck(file *ast.File, own map[string]bool, extra map[types.
 		return nil, nil, []Diag{{Msg: err.Error()}}
 	}
 	for name, e := range s.names {
-		if own[name] || st.imported[name] || st.rehome[e] || (st.universe && types.Universe.Lookup(name) != nil) {
+		// A blank declaration binds nothing (in scope, `_` would shadow a
+		// blank result parameter).
+		if name == "_" || own[name] || st.imported[name] || st.rehome[e] || (st.universe && types.Universe.Lookup(name) != nil) {
 			continue
 		}
 		scope.Insert(e.Obj)
@@ -624,6 +640,7 @@ func (st *state) typecheck(file *ast.File, own map[string]bool, extra map[types.
 		},
 	}
 	_ = types.NewChecker(&conf, s.fset, pkg, info).Files([]*ast.File{file})
+	diags = append(diags, notInHeapReceivers(s.fset, file, info)...)
 	return scope, info, st.nameCells(diags, file, info)
 }
 

@@ -449,3 +449,42 @@ func TestSameNamedTypesOfTwoCellsAreToldApart(t *testing.T) {
 	// Types spelled differently keep Go's message.
 	reject(t, s, 7, "var n int = v", "cannot use v (variable of struct type T) as int value")
 }
+
+// A value receiver of a type that holds cgo.Incomplete passes go/types but
+// not the compiler: a method carried over to such a redefinition is left
+// behind, and a cell's own is refused with the compiler's words.
+func TestNotInHeapValueReceivers(t *testing.T) {
+	s := newSession(t)
+	run(t, s, 1, "type S struct{ x int }\nfunc (s S) Get() int { return s.x }\nfunc (p *S) Set(v int) { p.x = v }")
+	c := run(t, s, 2, "import \"runtime/cgo\"\n\ntype S struct {\n\t_ cgo.Incomplete\n\tx int\n}")
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "method S.Get (cell[1]) is not carried over to the new S") {
+		t.Fatalf("warnings %q", c.Warnings)
+	}
+	if !strings.Contains(strings.Join(c.Kept, "\n"), "S is incomplete (or unallocatable); stack allocation disallowed") {
+		t.Errorf("Kept = %q", c.Kept)
+	}
+	_, err := s.Check("type W struct{ s [2]S }\nfunc (w W) M() {}", 3)
+	var ce *Error
+	if !errors.As(err, &ce) || !strings.Contains(ce.Error(), "cell[3]:2:7: W is incomplete (or unallocatable); stack allocation disallowed") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// A cell that dot-imports a package whose names earlier cells declared is
+// accepted, as Go accepts it alone: its dot import binds those names.
+func TestDotImportBindsOverEarlierDeclarations(t *testing.T) {
+	s := newSession(t)
+	run(t, s, 1, "type Builder int\nfunc Fields() int { return 1 }")
+	c := run(t, s, 2, "import . \"strings\"\n\nvar b Builder\nvar f = Fields(\"a b\")")
+	if len(c.Warnings) != 0 {
+		t.Errorf("warnings %q", c.Warnings)
+	}
+}
+
+// An earlier cell's blank declaration binds nothing: a later function's
+// blank result parameter is still in scope at a bare return.
+func TestBlankDeclarationsBindNothing(t *testing.T) {
+	s := newSession(t)
+	run(t, s, 1, "var _ string = \"x\"\ntype _ struct{}")
+	run(t, s, 2, "func f() (_ string, err error) {\n\treturn\n}\nvar _ = f")
+}
