@@ -46,16 +46,18 @@ import (
 //     caught before the library is used (sourceNotNewer).
 
 // sharedRoots are the packages (with everything they import) the library
-// holds besides the standard library: goaccel's packages for cells, GoMLX
-// under Accelerate and the launchers (with etcd's client and server). Cells
-// link against a view of the library that holds what they refer to
-// (linkview.go), so what the library holds costs a cell's link nothing;
-// packages outside it are linked into each plugin that imports them.
+// holds besides the standard library: goaccel's packages for cells and
+// GoMLX under Accelerate. Cells link against a view of the library that
+// holds what they refer to (linkview.go), so its size costs a link
+// nothing; but every plugin load indexes the types of every loaded module
+// again (the runtime's typelinksinit), and the launchers' etcd and gRPC
+// made that 30 ms more per cell (loading a new loop cell: 30-40 ms without
+// them, 57-84 ms with). So the launchers stay out, and are linked into the
+// few cells that import them, as packages outside the library are.
 var sharedRoots = []string{"notebook/gxrt", "notebook/shlib/modreg", "display", "input", "comm",
 	"accelerate", "accelerate/amp", "accelerate/ddp", "accelerate/kwargs", "accelerate/nn",
 	"accelerate/profiler", "accelerate/safetensors", "accelerate/checkpoint", "accelerate/gomlx",
-	"tracking", "tracking/values", "tracking/media", "gpu", "datasets/mnist",
-	"launcher", "debuglauncher"}
+	"tracking", "tracking/values", "tracking/media", "gpu", "datasets/mnist"}
 
 // notShared says whether a standard package stays out of the libraries:
 // plugin (a library that contains it defines the symbols plugins check their
