@@ -371,21 +371,7 @@ func (st *state) checkOnce() (*Cell, []Diag) {
 	c.Imports = imports.cell
 	st.imported = map[string]bool{}
 	for _, im := range imports.cell {
-		switch im.Name {
-		case "_":
-		case ".":
-			// A dot import binds the package's exported names in the
-			// cell's file, where Go allows no package-level declaration
-			// of the same name: the cell's own binding wins over earlier
-			// cells', as a named import's does.
-			if pkg, err := st.s.conf.Importer.Import(im.Path); err == nil {
-				for _, name := range pkg.Scope().Names() {
-					if token.IsExported(name) {
-						st.imported[name] = true
-					}
-				}
-			}
-		default:
+		if im.Name != "_" && im.Name != "." {
 			st.imported[im.Name] = true
 		}
 	}

@@ -470,17 +470,6 @@ func TestNotInHeapValueReceivers(t *testing.T) {
 	}
 }
 
-// A cell that dot-imports a package whose names earlier cells declared is
-// accepted, as Go accepts it alone: its dot import binds those names.
-func TestDotImportBindsOverEarlierDeclarations(t *testing.T) {
-	s := newSession(t)
-	run(t, s, 1, "type Builder int\nfunc Fields() int { return 1 }")
-	c := run(t, s, 2, "import . \"strings\"\n\nvar b Builder\nvar f = Fields(\"a b\")")
-	if len(c.Warnings) != 0 {
-		t.Errorf("warnings %q", c.Warnings)
-	}
-}
-
 // An earlier cell's blank declaration binds nothing: a later function's
 // blank result parameter is still in scope at a bare return.
 func TestBlankDeclarationsBindNothing(t *testing.T) {
