@@ -379,7 +379,7 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 		if err := os.WriteFile(ref, []byte(shimRef), 0o644); err != nil {
 			return nil, err
 		}
-		compile = append(compile[:len(compile)-1], "-linkshared", src, ref)
+		compile = append(compile[:len(compile)-1], "-linkshared", ref, src)
 	}
 	// The cell's file lies in a new temporary directory each time: without
 	// it in the output, building a cell again gives the same archive, so

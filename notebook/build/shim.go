@@ -41,9 +41,18 @@ TEXT runtime·addmoduledata(SB),NOSPLIT|NOFRAME,$0-0
 
 // shimRef is compiled into every cell beside its source: it imports the
 // shim so that the linker includes it.
+//
+// It is compiled first, so that its variable is initialized before the
+// cell's: the plugin's module goes to the head of the runtime's list
+// (modreg.Promote) before any of the cell's code runs.
 const shimRef = `package main
 
-import goaccelshim "` + shimPath + `"
+import (
+	goaccelshim "` + shimPath + `"
+	goaccelmodreg "` + ModulePath + `/notebook/shlib/modreg"
+)
+
+var _ = goaccelmodreg.Promote()
 
 func init() {
 	if goaccelshim.Keep == nil {

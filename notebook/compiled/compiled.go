@@ -37,6 +37,7 @@ import (
 	"github.com/goaccel/goaccel/notebook/gen"
 	"github.com/goaccel/goaccel/notebook/gxrt"
 	"github.com/goaccel/goaccel/notebook/shlib"
+	"github.com/goaccel/goaccel/notebook/shlib/modreg"
 )
 
 // Options configure a Session.
@@ -304,6 +305,8 @@ func load(file string, shared, inits []string) (map[string]any, error) {
 		}
 		return nil, fmt.Errorf("loading the compiled cell: %w", err)
 	}
+	// The cell's code first in the runtime's lookups by address.
+	_ = modreg.Promote()
 	tables := gxrt.TakeRegistered()
 	if len(tables) != 1 {
 		return nil, fmt.Errorf("loading the compiled cell: %d symbol tables registered (want 1; was %s opened before?)", len(tables), file)
