@@ -183,7 +183,7 @@ func (st *state) settle() (*Cell, *Error, error) {
 		more := st.staleDependents(c)
 		if len(more) == 0 {
 			if len(st.dropped) > 0 {
-				c.Warnings = []string{keptWarning(st.dropped)}
+				c.Warnings = keptWarning(st.dropped)
 				for _, d := range st.dropped {
 					c.Kept = append(c.Kept, d.what+": "+d.why)
 				}
@@ -627,6 +627,7 @@ func (st *state) typecheck(file *ast.File, own map[string]bool, extra map[types.
 	}
 	_ = types.NewChecker(&conf, s.fset, pkg, info).Files([]*ast.File{file})
 	diags = append(diags, notInHeapReceivers(s.fset, file, info)...)
+	diags = append(diags, printOperands(s.fset, file, info)...)
 	return scope, info, st.nameCells(diags, file, info)
 }
 

@@ -6,6 +6,7 @@ import (
 	"go/importer"
 	"go/token"
 	"go/types"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -476,4 +477,42 @@ func TestBlankDeclarationsBindNothing(t *testing.T) {
 	s := newSession(t)
 	run(t, s, 1, "var _ string = \"x\"\ntype _ struct{}")
 	run(t, s, 2, "func f() (_ string, err error) {\n\treturn\n}\nvar _ = f")
+}
+
+// print and println of an array or a struct: go/types accepts them, the
+// compiler does not (Go's test/turing.go after a cell that printed another
+// a). The cell gets the compiler's message; an earlier function that
+// printed the old a keeps its definition.
+func TestPrintOperandsTheCompilerRejects(t *testing.T) {
+	s := newSession(t)
+	run(t, s, 1, "var a int\nfunc show() { print(a) }\ntype P struct{ x int }")
+	c := run(t, s, 2, "var a [30]byte")
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "func show (cell[1]) keeps its previous definition") {
+		t.Fatalf("warnings %q", c.Warnings)
+	}
+	if !strings.Contains(strings.Join(c.Kept, "\n"), "illegal types for operand: print\n\t[30]byte") {
+		t.Errorf("Kept = %q", c.Kept)
+	}
+	_, err := s.Check("var p P\nprintln(1, p, &p, []int{}, any(p))", 3)
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Error() != "cell[3]:2:8: illegal types for operand: print\n\tP" {
+		t.Fatalf("err = %v", err)
+	}
+	run(t, s, 4, "func g[T any](x T) { print(x) }\ntype print2 = int\nprint(1, \"s\", 2.5, true, nil == any(nil), &a, a[:], map[int]int{}, func() {}, make(chan int))")
+}
+
+// A method of an earlier T is not carried over to a new T that has the name
+// through an embedded field: carried, it would hide the promoted method,
+// as a program with the new T alone would not (Go's
+// test/fixedbugs/issue54348.go after issue54343.go).
+func TestPromotedMethodIsNotHiddenByACarriedOne(t *testing.T) {
+	s := newSession(t)
+	run(t, s, 1, "type T[X any] [4]int\nfunc (*T[X]) M() {}\nfunc (T[X]) N() {}")
+	c := run(t, s, 2, "type T[X any] struct{ E }\ntype E struct{}\nfunc (h E) M() {}\nfunc F[X interface{ M() }]() {\n\tvar x X\n\tx.M()\n}\nfunc main() { F[T[int]]() }")
+	want := []string{"warning: method T.M (cell[1]) is not carried over: the new T has M through its field E"}
+	if !slices.Equal(c.Warnings, want) {
+		t.Fatalf("warnings %q, want %q", c.Warnings, want)
+	}
+	// N is carried over as before.
+	run(t, s, 3, "var t T[int]\nt.N()\nt.M()")
 }

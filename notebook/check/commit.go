@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"go/ast"
 	"go/constant"
 	"go/token"
@@ -94,10 +95,19 @@ func (st *state) staleDependents(c *Cell) []*Entry {
 		}
 		if d.Kind == MethodEntry && d.Recv != nil && st.redefinesType(c, d.Recv.Name) {
 			// The cell redefines the method's type: the method is carried
-			// to the new type, unless the cell declares it itself.
-			if !st.declaresMethod(c, d.Recv.Name, d.Name) {
-				more = append(more, d)
+			// to the new type, unless the cell declares it itself, or the
+			// new type has it through an embedded field (which the old
+			// method would hide, as a program with the new type alone
+			// would not).
+			if st.declaresMethod(c, d.Recv.Name, d.Name) {
+				continue
 			}
+			if via := promotedFrom(scope.Lookup(d.Recv.Name), st.s.pkg, d.Name); via != "" {
+				st.dropped[d] = dropNote{what: describe(d), notCarried: d.Recv.Name, promoted: true,
+					why: fmt.Sprintf("the new %s has %s through its field %s", d.Recv.Name, d.Name, via)}
+				continue
+			}
+			more = append(more, d)
 			continue
 		}
 		if d.Kind == MethodEntry && d.Recv != nil {
@@ -505,4 +515,23 @@ func (st *state) aliasTargets(more []*Entry) []*Entry {
 		add(e)
 	}
 	return out
+}
+
+// promotedFrom names the embedded field through which the type named by
+// obj has a field or method called name ("" when it has none, or has it
+// itself).
+func promotedFrom(obj types.Object, pkg *types.Package, name string) string {
+	tn, ok := obj.(*types.TypeName)
+	if !ok {
+		return ""
+	}
+	found, index, _ := types.LookupFieldOrMethod(tn.Type(), true, pkg, name)
+	if found == nil || len(index) < 2 {
+		return ""
+	}
+	st, ok := tn.Type().Underlying().(*types.Struct)
+	if !ok || index[0] >= st.NumFields() {
+		return ""
+	}
+	return st.Field(index[0]).Name()
 }
