@@ -45,7 +45,7 @@ func (b *Builder) initOrder(imports []string) []string {
 	// direct imports are.
 	waiting := map[string]int{}
 	users := map[string][]string{}
-	h := &pathHeap{}
+	h := &initHeap{}
 	for p := range in {
 		n := 0
 		if lp := b.pkgs[p]; lp != nil {
@@ -58,31 +58,34 @@ func (b *Builder) initOrder(imports []string) []string {
 		}
 		waiting[p] = n
 		if n == 0 {
-			heap.Push(h, p)
+			heap.Push(h, initRecord{p, InitSymbol(p)})
 		}
 	}
 	order := make([]string, 0, len(in))
 	for h.Len() > 0 {
-		p := heap.Pop(h).(string)
+		p := heap.Pop(h).(initRecord).path
 		order = append(order, p)
 		for _, u := range users[p] {
 			if waiting[u]--; waiting[u] == 0 {
-				heap.Push(h, u)
+				heap.Push(h, initRecord{u, InitSymbol(u)})
 			}
 		}
 	}
 	return order
 }
 
-// pathHeap orders import paths as cmd/link orders init records: by their
-// symbol names.
-type pathHeap []string
+// initRecord is a package and the symbol name of its init record.
+type initRecord struct{ path, symbol string }
 
-func (h pathHeap) Len() int           { return len(h) }
-func (h pathHeap) Less(i, j int) bool { return InitSymbol(h[i]) < InitSymbol(h[j]) }
-func (h pathHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *pathHeap) Push(x any)        { *h = append(*h, x.(string)) }
-func (h *pathHeap) Pop() any {
+// initHeap orders packages as cmd/link orders init records: by their
+// symbol names.
+type initHeap []initRecord
+
+func (h initHeap) Len() int           { return len(h) }
+func (h initHeap) Less(i, j int) bool { return h[i].symbol < h[j].symbol }
+func (h initHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *initHeap) Push(x any)        { *h = append(*h, x.(initRecord)) }
+func (h *initHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]

@@ -430,7 +430,7 @@ const (
 // nearby parts merged.
 func (x *libIndex) dataCopies(src *os.File, ranges [][2]uint64) ([][2]int64, error) {
 	var out [][2]int64
-	var word [8]byte
+	var head [typeGCDataOff + 8]byte
 	for _, r := range ranges {
 		off, ok := x.fileOffset(r[0], r[1]-r[0])
 		if !ok {
@@ -440,15 +440,12 @@ func (x *libIndex) dataCopies(src *os.File, ranges [][2]uint64) ([][2]int64, err
 		if r[1]-r[0] < typeGCDataOff+8 {
 			continue
 		}
-		if _, err := src.ReadAt(word[:], off+typePtrBytesOff); err != nil {
+		if _, err := src.ReadAt(head[:], off); err != nil {
 			return nil, err
 		}
-		ptrBytes := x.order.Uint64(word[:])
-		if _, err := src.ReadAt(word[:], off+typeGCDataOff); err != nil {
-			return nil, err
-		}
+		ptrBytes := x.order.Uint64(head[typePtrBytesOff:])
 		n := (ptrBytes/8 + 7) / 8
-		if gc, ok := x.fileOffset(x.order.Uint64(word[:]), n); ok && n > 0 {
+		if gc, ok := x.fileOffset(x.order.Uint64(head[typeGCDataOff:]), n); ok && n > 0 {
 			out = append(out, [2]int64{gc, gc + int64(n)})
 		}
 	}
