@@ -69,6 +69,15 @@ func (g *gen) exportStructs() {
 			walkTypes(obj.Type(), seen, collect)
 		}
 	}
+	// The cell's generic structs: an instance of one is the cell's own type
+	// (instantiated in its package), so a struct the cell spells that such
+	// an instance may be stays its own too.
+	var generic []*types.Struct
+	for _, st := range structs {
+		if hasTypeParam(st) {
+			generic = append(generic, st)
+		}
+	}
 	// Inner structs first: an outer alias spells them as decided for them.
 	for _, st := range slices.Backward(structs) {
 		mine := false
@@ -76,18 +85,90 @@ func (g *gen) exportStructs() {
 			mine = mine || own[st.Field(i)]
 		}
 		if mine && !hasTypeParam(st) && !hasLocalType(st) {
-			g.structAliasDecl(st, identicalToAny(st, inTypeDecl))
+			g.structAliasDecl(st, identicalToAny(st, inTypeDecl) || instanceOfAny(st, generic))
 		}
 	}
 }
 
+// instanceOfAny reports whether st is an instance of one of the generic
+// structs: the same fields, whose types match with type arguments for the
+// type parameters (one argument per parameter).
+func instanceOfAny(st *types.Struct, generic []*types.Struct) bool {
+	for _, gs := range generic {
+		if matchInstance(gs, st, map[*types.TypeParam]types.Type{}) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchInstance reports whether t is gen with its type parameters bound
+// as in args (binding those not bound yet). Types it does not take apart
+// match when identical.
+func matchInstance(gen, t types.Type, args map[*types.TypeParam]types.Type) bool {
+	if tp, ok := gen.(*types.TypeParam); ok {
+		if a, bound := args[tp]; bound {
+			return types.Identical(a, t)
+		}
+		args[tp] = t
+		return true
+	}
+	if !hasTypeParam(gen) {
+		return types.Identical(gen, t)
+	}
+	switch g := gen.(type) {
+	case *types.Pointer:
+		u, ok := t.(*types.Pointer)
+		return ok && matchInstance(g.Elem(), u.Elem(), args)
+	case *types.Slice:
+		u, ok := t.(*types.Slice)
+		return ok && matchInstance(g.Elem(), u.Elem(), args)
+	case *types.Array:
+		u, ok := t.(*types.Array)
+		return ok && g.Len() == u.Len() && matchInstance(g.Elem(), u.Elem(), args)
+	case *types.Map:
+		u, ok := t.(*types.Map)
+		return ok && matchInstance(g.Key(), u.Key(), args) && matchInstance(g.Elem(), u.Elem(), args)
+	case *types.Chan:
+		u, ok := t.(*types.Chan)
+		return ok && g.Dir() == u.Dir() && matchInstance(g.Elem(), u.Elem(), args)
+	case *types.Struct:
+		u, ok := t.(*types.Struct)
+		if !ok || g.NumFields() != u.NumFields() {
+			return false
+		}
+		for i := 0; i < g.NumFields(); i++ {
+			gf, uf := g.Field(i), u.Field(i)
+			if gf.Name() != uf.Name() || gf.Embedded() != uf.Embedded() || g.Tag(i) != u.Tag(i) ||
+				!matchInstance(gf.Type(), uf.Type(), args) {
+				return false
+			}
+		}
+		return true
+	case *types.Named:
+		u, ok := t.(*types.Named)
+		if !ok || g.Origin() != u.Origin() || g.TypeArgs().Len() != u.TypeArgs().Len() {
+			return false
+		}
+		for i := 0; i < g.TypeArgs().Len(); i++ {
+			if !matchInstance(g.TypeArgs().At(i), u.TypeArgs().At(i), args) {
+				return false
+			}
+		}
+		return true
+	}
+	// Signatures, interfaces: not taken apart; an instance may be.
+	return true
+}
+
 // structAliasDecl declares `type GXu_… = struct{…}` for one of the cell's
 // own structs. A struct spelled as an earlier cell spelled it becomes that
-// cell's type (adopted), outside type declarations, whose fields belong to
-// the declared type.
-func (g *gen) structAliasDecl(st *types.Struct, inTypeDecl bool) {
+// cell's type (adopted), unless it stays the cell's own (keepOwn): it is
+// identical to a struct in a type declaration, whose fields belong to the
+// declared type, or to an instance of a generic struct of the cell.
+func (g *gen) structAliasDecl(st *types.Struct, keepOwn bool) {
 	name := structAlias(st)
-	if home := g.structHome(name); home != "" && !inTypeDecl {
+	if home := g.structHome(name); home != "" && !keepOwn {
 		g.adopted[st] = home
 		for i := 0; i < st.NumFields(); i++ {
 			if !st.Field(i).Exported() {
