@@ -5,7 +5,7 @@
 //   - an edited cell run again and again (a function and a loop, with a
 //     constant changed each time, as one tunes a training cell): the
 //     kernel's resident memory and the build cache after each run;
-//   - many distinct cells (a new function each): resident memory along the
+//   - many distinct cells (a new function each): their time, and resident memory along the
 //     way (the curve);
 //   - a new small loop cell: its time from source to result.
 //
@@ -45,6 +45,7 @@ type result struct {
 	RerunDisk []float64 `json:"rerun_cache_mib"` // cells in the cache after each re-run
 	CellsRSS  []float64 `json:"cells_rss_mib"`   // after every 50 distinct cells
 	LoopMs    []float64 `json:"loop_ms"`         // each new loop cell
+	FuncMs    []float64 `json:"func_ms"`         // each distinct cell (a new function, called)
 	FirstS    float64   `json:"first_s"`         // a new session's first cell (it imports and declares)
 }
 
@@ -139,6 +140,7 @@ func report(rs []result) {
 	row("edited cell: RSS MiB after the last run", last(sh.RerunRSS), last(cl.RerunRSS), "")
 	row(fmt.Sprintf("%d distinct cells: RSS MiB at the end", 50*(len(sh.CellsRSS)-1)), last(sh.CellsRSS), last(cl.CellsRSS), "< 1024 at 1000")
 	row("new loop cell: median ms", median(sh.LoopMs), median(cl.LoopMs), "≤ 150")
+	row("new function cell: median ms", median(sh.FuncMs), median(cl.FuncMs), "≤ 300")
 	row("a new session's first cell (s)", sh.FirstS, cl.FirstS, "≤ 2")
 	fmt.Println("RSS curve over distinct cells (MiB, every 50 cells):")
 	fmt.Printf("  shared:  %s\n", curve(sh.CellsRSS))
@@ -213,9 +215,11 @@ fmt.Println(strings.Repeat("=", 3), x)
 	// Distinct cells.
 	r.CellsRSS = append(r.CellsRSS, rss())
 	for i := 1; i <= cells; i++ {
+		t0 := time.Now()
 		if err := run(fmt.Sprintf("func f%d(x int) int { return x*%d + len(fmt.Sprint(x)) }\n_ = f%d(3)\n", i, i, i)); err != nil {
 			return nil, fmt.Errorf("cell %d: %w", i, err)
 		}
+		r.FuncMs = append(r.FuncMs, float64(time.Since(t0).Microseconds())/1000)
 		if i%50 == 0 {
 			r.CellsRSS = append(r.CellsRSS, rss())
 		}
