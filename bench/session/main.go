@@ -5,8 +5,8 @@
 //   - an edited cell run again and again (a function and a loop, with a
 //     constant changed each time, as one tunes a training cell): the
 //     kernel's resident memory and the build cache after each run;
-//   - many distinct cells (a new function each): their time, and resident memory along the
-//     way (the curve);
+//   - many distinct cells (a new function each): their time, and resident
+//     memory along the way (the curve);
 //   - a new small loop cell: its time from source to result.
 //
 // Each mode runs in a child process of its own, with a build cache of its
