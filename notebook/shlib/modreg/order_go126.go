@@ -64,6 +64,8 @@ func firstModule() unsafe.Pointer
 func lastModuleVar() unsafe.Pointer
 func modulesSliceVar() unsafe.Pointer
 
+// order is what Promote knows of the runtime's module list, which is the
+// process's own: there is one, as there is one runtime.
 var order struct {
 	check  sync.Once
 	ok     bool
