@@ -48,12 +48,11 @@ func run(cells, every int) error {
 	defer b.Close()
 	s := compiled.New(compiled.Options{Builder: b, ID: "bench"})
 	n := 0
-	exec := func(src string) error {
+	exec := func(src string) (*compiled.Result, error) {
 		n++
-		_, err := s.Run(ctx, src, n, nil)
-		return err
+		return s.Run(ctx, src, n, nil)
 	}
-	if err := exec("import (\"fmt\"; \"os\"; \"runtime\"; \"time\")\nvar _, _, _ = time.Now, runtime.GC, os.Stderr\nfunc init() { fmt.Print() }"); err != nil {
+	if _, err := exec("import (\"fmt\"; \"runtime\"; \"time\")\nvar _, _ = time.Now, runtime.GC\nfunc init() { fmt.Print() }"); err != nil {
 		return err
 	}
 	// Measure with the shared library, as a session does once it is built.
@@ -67,13 +66,7 @@ func run(cells, every int) error {
 	}
 	var peerGC, peerStacks time.Duration
 	probe := func(k int) error {
-		out, err := os.CreateTemp("", "depth-")
-		if err != nil {
-			return err
-		}
-		out.Close()
-		defer os.Remove(out.Name())
-		src := fmt.Sprintf(`
+		r, err := exec(fmt.Sprintf(`
 func deep%[1]d(n int) int {
 	var pad [64]byte
 	if n == 0 {
@@ -92,19 +85,20 @@ for i := 0; i < 50; i++ {
 	go func() { done <- deep%[1]d(20000) }()
 	<-done
 }
-os.WriteFile(%[2]q, []byte(fmt.Sprint(int64(gc), " ", int64(time.Since(t0)))), 0o644)
-`, k, out.Name())
-		if err := exec(src); err != nil {
-			return err
-		}
-		data, err := os.ReadFile(out.Name())
+[2]time.Duration{gc, time.Since(t0)}
+`, k))
 		if err != nil {
 			return err
 		}
-		var gc, stacks time.Duration
-		if _, err := fmt.Sscan(string(data), &gc, &stacks); err != nil {
-			return fmt.Errorf("probe output %q: %w", data, err)
+		var times [2]time.Duration
+		ok := len(r.Values) == 1
+		if ok {
+			times, ok = r.Values[0].([2]time.Duration)
 		}
+		if !ok {
+			return fmt.Errorf("probe values %#v, want one [2]time.Duration", r.Values)
+		}
+		gc, stacks := times[0], times[1]
 		if k == 0 {
 			peerGC, peerStacks = gc, stacks
 			fmt.Printf("%-28s %12s %14s\n", "", "20 × GC", "50 deep stacks")
@@ -119,7 +113,7 @@ os.WriteFile(%[2]q, []byte(fmt.Sprint(int64(gc), " ", int64(time.Since(t0)))), 0
 		return err
 	}
 	for i := 1; i <= cells; i++ {
-		if err := exec(fmt.Sprintf("func f%d(x int) int { return x*%d + len(fmt.Sprint(x)) }\n_ = f%d(3)\n", i, i, i)); err != nil {
+		if _, err := exec(fmt.Sprintf("func f%d(x int) int { return x*%d + len(fmt.Sprint(x)) }\n_ = f%d(3)\n", i, i, i)); err != nil {
 			return fmt.Errorf("cell %d: %w", i, err)
 		}
 		if i%every == 0 {

@@ -43,16 +43,10 @@ func printOperands(fset *token.FileSet, file *ast.File, info *types.Info) []Diag
 }
 
 // printable says whether the runtime has a print function for values of
-// type t (cmd/compile's walkPrint).
+// type t (cmd/compile's walkPrint): all but arrays and structs. A type
+// parameter's underlying type is its constraint, an interface: the
+// compiler judges each instance.
 func printable(t types.Type) bool {
-	switch u := types.Unalias(t).(type) {
-	case *types.TypeParam:
-		return true
-	case *types.Named:
-		if _, ok := u.Underlying().(*types.Interface); ok {
-			return true
-		}
-	}
 	switch t.Underlying().(type) {
 	case *types.Struct, *types.Array:
 		return false

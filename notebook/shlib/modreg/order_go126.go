@@ -73,9 +73,14 @@ var order struct {
 	loaded []*moduledata // promoted plugins, in load order
 }
 
-func promote() bool {
+// layoutKnown checks the mirror against the process, once.
+func layoutKnown() bool {
 	order.check.Do(func() { order.ok = checkLayout() })
-	if !order.ok {
+	return order.ok
+}
+
+func promote() bool {
+	if !layoutKnown() {
 		return false
 	}
 	order.mu.Lock()
@@ -192,8 +197,7 @@ func checkLayout() bool {
 }
 
 func plugins() []string {
-	order.check.Do(func() { order.ok = checkLayout() })
-	if !order.ok {
+	if !layoutKnown() {
 		return nil
 	}
 	order.mu.Lock()
