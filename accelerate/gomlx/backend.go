@@ -16,6 +16,7 @@ import (
 	"github.com/gomlx/gomlx/backends/xla"        // XLA through PJRT plugins
 	"github.com/gomlx/gomlx/pkg/core/graph"
 
+	_ "github.com/goaccel/goaccel/accelerate/gomlx/vjp" // gradients of matrix products that are matrix products
 	"github.com/goaccel/goaccel/internal/launchenv"
 	"github.com/goaccel/goaccel/pjrt"
 )
