@@ -37,7 +37,7 @@ export GOACCEL_VENV := $(VENV)
 # os.Exit in a package a cell calls from ending the kernel.
 LDFLAGS := -checklinkname=0 -extldflags=-Wl,-z,lazy -X github.com/goaccel/goaccel/notebook/build.SourceDir=$(CURDIR)
 
-.PHONY: all build prebuild lab test test-deps notebook-mods go-test e2e browser-test bench fidelity gonb-corpus flake vet fmt-check clean venv browser-deps etcd-deps tcmalloc-deps
+.PHONY: all build prebuild lab test test-deps notebook-mods go-test e2e browser-test bench fidelity gonb-corpus flake vet fmt-check clean venv browser-deps etcd-deps tcmalloc-deps corpus-deps
 
 all: build
 
@@ -56,17 +56,21 @@ etcd-deps:
 tcmalloc-deps:
 	@bash scripts/tcmalloc.sh
 
+# The Shakespeare corpus datasets/shakespeare reads (pinned in e2e/corpus.lock).
+corpus-deps:
+	@bash scripts/corpus.sh "$(CACHE)/corpora" e2e/corpus.lock
+
 # The modules the example notebooks fetch (%go get lines), so that the
 # notebook tests need no network.
 notebook-mods:
 	@bash scripts/gomods.sh "$(CACHE)/notebook-mods" examples/notebooks/*.ipynb
 
-test-deps: venv browser-deps etcd-deps tcmalloc-deps
+test-deps: venv browser-deps etcd-deps tcmalloc-deps corpus-deps
 	$(GO) mod download
 	$(GO) list -m -json all >/dev/null  # the go.mod of every module in the graph: sessions list it offline
 	@bash scripts/gomods.sh "$(CACHE)/notebook-mods" examples/notebooks/*.ipynb
 
-lab: build venv tcmalloc-deps
+lab: build venv tcmalloc-deps corpus-deps
 	VIRTUAL_ENV=$(VENV) ./$(BIN) install --sys-prefix
 	PATH=$(VENV)/bin:$$PATH $(VENV)/bin/jupyter lab --notebook-dir=examples/notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 

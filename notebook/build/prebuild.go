@@ -32,6 +32,7 @@ var PrebuildPackages = []string{
 	// GoMLX under Accelerate (the XLA backend builds its cgo part once).
 	ModulePath + "/accelerate/gomlx",
 	ModulePath + "/datasets/mnist",
+	ModulePath + "/datasets/shakespeare",
 }
 
 // Prebuild builds packages (PrebuildPackages when none are given) for

@@ -57,7 +57,7 @@ import (
 var sharedRoots = []string{"notebook/gxrt", "notebook/shlib/modreg", "display", "input", "comm",
 	"accelerate", "accelerate/amp", "accelerate/ddp", "accelerate/kwargs", "accelerate/nn",
 	"accelerate/profiler", "accelerate/safetensors", "accelerate/checkpoint", "accelerate/gomlx",
-	"tracking", "tracking/values", "tracking/media", "gpu", "datasets/mnist"}
+	"tracking", "tracking/values", "tracking/media", "gpu", "datasets/mnist", "datasets/shakespeare"}
 
 // notShared says whether a standard package stays out of the libraries:
 // plugin (a library that contains it defines the symbols plugins check their
