@@ -77,13 +77,13 @@ func scalarLike(dtype dtypes.DType, v float64) *tensors.Tensor {
 // used) on inputs and returns its predictions, in float32. It is the
 // inference a process does on its part of an evaluation set
 // (Accelerator.SplitBetweenProcesses), before Accelerator.GatherForMetrics
-// joins the parts. The model must be built (a step or an evaluation ran).
+// joins the parts. A model not built yet (no step or evaluation ran) is
+// built by the first Predict, with the values a LoadState before it read;
+// building is a collective with several processes (process 0's values are
+// broadcast), so then every process must make that first call.
 func (t *Trainer) Predict(inputs ...*tensors.Tensor) ([]*tensors.Tensor, error) {
-	t.mu.Lock()
-	built := t.built
-	t.mu.Unlock()
-	if !built {
-		return nil, errors.New("gomlx: Predict: the model is not built yet: it has no variables before its first step or evaluation")
+	if len(inputs) == 0 {
+		return nil, errors.New("gomlx: Predict: no inputs")
 	}
 	exec, err := t.predictExec()
 	if err != nil {
@@ -95,7 +95,7 @@ func (t *Trainer) Predict(inputs ...*tensors.Tensor) ([]*tensors.Tensor, error) 
 	}
 	var out []*tensors.Tensor
 	if err := catch(func() { out = must(exec.Exec(args...)) }); err != nil {
-		return nil, fmt.Errorf("gomlx: Predict: %w", err)
+		return nil, t.stepError(fmt.Errorf("gomlx: Predict: %w", err))
 	}
 	return out, nil
 }
@@ -109,7 +109,11 @@ func (t *Trainer) predictExec() (*context.Exec, error) {
 		return t.predict, nil
 	}
 	model := t.modelFn
-	exec, err := context.NewExec(t.backend, t.ctx.Reuse(), func(ctx *context.Context, inputs []*Node) []*Node {
+	vars := t.ctx.Reuse()
+	if !t.built {
+		vars = t.ctx.Checked(false) // this graph creates the model's variables
+	}
+	exec, err := context.NewExec(t.backend, vars, func(ctx *context.Context, inputs []*Node) []*Node {
 		ctx.SetTraining(inputs[0].Graph(), false)
 		return model(ctx, nil, inputs)
 	})

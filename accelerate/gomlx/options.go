@@ -15,6 +15,7 @@ type config struct {
 	clipNormType float64
 	clipValue    float64 // > 0: clamp every gradient (clip_grad_value_)
 	checkEvery   int     // optimizer steps between divergence checks; 0 off, -1 default (debug mode)
+	schedule     Schedule
 }
 
 func newConfig(opts []Option) (config, error) {
@@ -31,8 +32,12 @@ func newConfig(opts []Option) (config, error) {
 }
 
 // WithClipGradNorm clips the synchronized gradients of every step to a
-// total normType-norm of maxNorm (Accelerator.ClipGradNorm; normType 2 for
-// the Euclidean norm, math.Inf(1) for the largest magnitude).
+// total normType-norm of maxNorm, with Accelerator.ClipGradNorm's
+// semantics (torch's clip_grad_norm_: the norm of the per-variable norms,
+// scaled by min(1, maxNorm/(norm+1e-6)); normType 2 for the Euclidean
+// norm, math.Inf(1) for the largest magnitude). It runs in the update
+// graph, on the device (with fp16's loss scaler, on the host after
+// unscaling); Trainer.GradNorm returns the last step's norm.
 func WithClipGradNorm(maxNorm, normType float64) Option {
 	return func(c *config) error {
 		if math.IsNaN(maxNorm) || maxNorm <= 0 {
@@ -47,7 +52,7 @@ func WithClipGradNorm(maxNorm, normType float64) Option {
 }
 
 // WithClipGradValue clamps every synchronized gradient to [-v, v]
-// (Accelerator.ClipGradValue).
+// (Accelerator.ClipGradValue), in the update graph.
 func WithClipGradValue(v float64) Option {
 	return func(c *config) error {
 		if math.IsNaN(v) || v <= 0 {

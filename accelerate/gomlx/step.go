@@ -3,10 +3,12 @@ package gomlx
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph API reads best dot-imported
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
@@ -52,20 +54,26 @@ func (t *Trainer) afterStep() error {
 	if !onHost {
 		return t.applyFromDevice()
 	}
-	grads := t.model.Gradients32()
-	if t.scaler != nil && t.scaler.IsEnabled() && !t.scaler.Unscaled() {
-		t.scaler.Unscale32(grads)
-	}
-	if c := t.cfg; c.clipNorm > 0 {
-		if _, err := t.acc.ClipGradNorm(d, c.clipNorm, c.clipNormType); err != nil {
-			return fmt.Errorf("gomlx: %w", err)
-		}
-	} else if c.clipValue > 0 {
-		if err := t.acc.ClipGradValue(d, c.clipValue); err != nil {
-			return fmt.Errorf("gomlx: %w", err)
-		}
-	}
 	if t.scaler != nil {
+		// fp16: the gradients are unscaled and clipped on the host, and
+		// the scaler skips the step if they overflowed.
+		grads := t.model.Gradients32()
+		if t.scaler.IsEnabled() && !t.scaler.Unscaled() {
+			t.scaler.Unscale32(grads)
+		}
+		if c := t.cfg; c.clipNorm > 0 {
+			norm, err := t.acc.ClipGradNorm(d, c.clipNorm, c.clipNormType)
+			if err != nil {
+				return fmt.Errorf("gomlx: %w", err)
+			}
+			t.mu.Lock()
+			t.gradNorm = norm
+			t.mu.Unlock()
+		} else if c.clipValue > 0 {
+			if err := t.acc.ClipGradValue(d, c.clipValue); err != nil {
+				return fmt.Errorf("gomlx: %w", err)
+			}
+		}
 		var applyErr error
 		stepped, err := t.scaler.Step(func() { applyErr = t.applyFromHost() })
 		if err == nil {
@@ -93,10 +101,17 @@ func (t *Trainer) afterStep() error {
 }
 
 // needsHost reports whether the gradients must go through the host: to be
-// all-reduced, accumulated, unscaled, clipped or checked.
+// all-reduced, accumulated, unscaled or checked. Clipping does not need
+// it: the update graph clips (see clipGraph).
 func (t *Trainer) needsHost(accSteps int) bool {
-	c := t.cfg
-	return t.acc.NumProcesses() > 1 || accSteps > 1 || t.scaler != nil || c.clipNorm > 0 || c.clipValue > 0 || t.checkEvery() > 0
+	return t.acc.NumProcesses() > 1 || accSteps > 1 || t.scaler != nil || t.checkEvery() > 0
+}
+
+// clipsInGraph reports whether the update graph clips the gradients:
+// always, but with fp16's scaler, whose unscaled gradients are clipped on
+// the host before it decides whether to step.
+func (t *Trainer) clipsInGraph() bool {
+	return t.scaler == nil && (t.cfg.clipNorm > 0 || t.cfg.clipValue > 0)
 }
 
 // collect adds this micro-batch's gradients, divided by the accumulation
@@ -171,7 +186,9 @@ func (t *Trainer) runApply(grads []any) error {
 	if len(grads) == 0 {
 		return nil
 	}
-	t.syncLearningRate()
+	if err := t.setLearningRate(); err != nil {
+		return err
+	}
 	exec, err := t.applyExec()
 	if err != nil {
 		return err
@@ -192,6 +209,9 @@ func (t *Trainer) runApply(grads []any) error {
 	if err := optimizers.GetGlobalStepVar(t.ctx).SetValue(out[len(t.params)]); err != nil {
 		return fmt.Errorf("gomlx: setting the global step: %w", err)
 	}
+	if t.clipsInGraph() && t.cfg.clipNorm > 0 {
+		t.gradNorm = shapes.ConvertTo[float64](out[len(t.params)+1].Value())
+	}
 	t.model.stale = true
 	t.steps++
 	t.stats.Steps++
@@ -208,7 +228,7 @@ func (t *Trainer) applyExec() (*context.Exec, error) {
 	if t.apply != nil {
 		return t.apply, nil
 	}
-	params := t.params
+	params, cfg, clip := t.params, t.cfg, t.clipsInGraph()
 	var exec *context.Exec
 	err := catch(func() {
 		exec = must(context.NewExec(t.backend, t.masters.Checked(false), func(ctx *context.Context, grads []*Node) []*Node {
@@ -216,12 +236,20 @@ func (t *Trainer) applyExec() (*context.Exec, error) {
 			for _, p := range params {
 				_ = p.master.ValueGraph(g) // the optimizer updates the trainable variables the graph uses
 			}
+			var norm *Node
+			if clip {
+				grads, norm = clipGraph(grads, cfg)
+			}
 			t.opt.UpdateGraphWithGradients(ctx, grads, dtypes.Float32)
-			out := make([]*Node, 0, len(params)+1)
+			out := make([]*Node, 0, len(params)+2)
 			for _, p := range params {
 				out = append(out, ConvertDType(p.master.ValueGraph(g), p.v.DType()))
 			}
-			return append(out, optimizers.GetGlobalStepVar(ctx).ValueGraph(g))
+			out = append(out, optimizers.GetGlobalStepVar(ctx).ValueGraph(g))
+			if norm != nil {
+				out = append(out, norm)
+			}
+			return out
 		}))
 	})
 	if err != nil {
@@ -229,6 +257,95 @@ func (t *Trainer) applyExec() (*context.Exec, error) {
 	}
 	t.apply = exec.WithName("goaccel update")
 	return t.apply, nil
+}
+
+// clipGraph clips grads as Accelerator.ClipGradNorm or ClipGradValue do,
+// and returns the total norm (nil when clipping by value).
+func clipGraph(grads []*Node, c config) ([]*Node, *Node) {
+	g := grads[0].Graph()
+	out := make([]*Node, len(grads))
+	if c.clipNorm <= 0 {
+		for i, gr := range grads {
+			out[i] = ClipScalar(gr, -c.clipValue, c.clipValue)
+		}
+		return out, nil
+	}
+	var total *Node
+	switch p := c.clipNormType; {
+	case math.IsInf(p, 1):
+		for _, gr := range grads {
+			m := ReduceAllMax(Abs(gr))
+			if total == nil {
+				total = m
+			} else {
+				total = Max(total, m)
+			}
+		}
+	case p == 2:
+		for _, gr := range grads {
+			total = addOrFirst(total, ReduceAllSum(Square(gr)))
+		}
+		total = Sqrt(total)
+	default:
+		for _, gr := range grads {
+			total = addOrFirst(total, ReduceAllSum(Pow(Abs(gr), Scalar(g, gr.DType(), p))))
+		}
+		total = Pow(total, Scalar(g, total.DType(), 1/p))
+	}
+	coef := MinScalar(Div(Scalar(g, total.DType(), c.clipNorm), AddScalar(total, 1e-6)), 1)
+	for i, gr := range grads {
+		out[i] = Mul(gr, ConvertDType(coef, gr.DType()))
+	}
+	return out, total
+}
+
+func addOrFirst(sum, x *Node) *Node {
+	if sum == nil {
+		return x
+	}
+	return Add(sum, x)
+}
+
+// GradNorm is the total norm of the last optimizer step's gradients
+// before WithClipGradNorm clipped them (0 without clipping by norm).
+func (t *Trainer) GradNorm() float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.gradNorm
+}
+
+// setLearningRate gives the optimizer the rate of this optimizer step:
+// the schedule's (WithLRSchedule), or the one a GoMLX schedule set in the
+// model's context (GoMLX's schedules run in the training graph).
+func (t *Trainer) setLearningRate() error {
+	s := t.cfg.schedule
+	if s == nil {
+		t.syncLearningRate()
+		return nil
+	}
+	step := int(t.GlobalStep())
+	lr := s.LearningRate(step)
+	if math.IsNaN(lr) || math.IsInf(lr, 0) || lr < 0 {
+		return fmt.Errorf("gomlx: the learning-rate schedule gave %v for optimizer step %d: want a finite rate ≥ 0", lr, step)
+	}
+	t.mu.Lock()
+	masters := t.masters
+	t.lr = lr
+	t.mu.Unlock()
+	v := tensors.FromScalar(float32(lr))
+	if dst := learningRateVar(masters); dst != nil {
+		return dst.SetValue(v)
+	}
+	masters.Checked(false).In(optimizers.Scope).VariableWithValue(optimizers.ParamLearningRate, v).SetTrainable(false)
+	return nil
+}
+
+// LearningRate is the rate the last optimizer step used when a schedule
+// sets it (WithLRSchedule), and otherwise 0.
+func (t *Trainer) LearningRate() float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.lr
 }
 
 // syncLearningRate gives the masters the learning rate a schedule set in

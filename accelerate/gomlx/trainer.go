@@ -52,8 +52,10 @@ type Trainer struct {
 	deferred *accelerate.DeferredModel
 	ddp      *ddp.DDP
 	scaleVar *context.Variable
-	steps    int // optimizer steps taken by this Trainer (divergence checks)
-	skipped  int // fp16 steps skipped for non-finite gradients
+	steps    int     // optimizer steps taken by this Trainer (divergence checks)
+	skipped  int     // fp16 steps skipped for non-finite gradients
+	gradNorm float64 // the last clipped step's total gradient norm
+	lr       float64 // the last step's learning rate, when a schedule sets it
 	stats    Stats
 }
 
@@ -113,6 +115,9 @@ func NewTrainer(acc *accelerate.Accelerator, backend backends.Backend, ctx *cont
 	if !ok {
 		return nil, fmt.Errorf("gomlx: NewTrainer: the optimizer %T cannot be prepared: goaccel applies the gradients it averaged across processes "+
 			"with UpdateGraphWithGradients (train.OptimizeWithGradients), which it lacks; optimizers.StochasticGradientDescent and optimizers.Adam have it", optimizer)
+	}
+	if e, ok := optimizer.(interface{ Err() error }); ok && e.Err() != nil {
+		return nil, e.Err()
 	}
 	cfg, err := newConfig(opts)
 	if err != nil {
