@@ -26,4 +26,5 @@ def test_there_are_notebooks():
 def test_notebook_runs_headless(path, monkeypatch):
     monkeypatch.setenv("GOPROXY", "off")
     monkeypatch.setenv("GOACCEL_MNIST_STEPS", "100")
+    monkeypatch.setenv("GOACCEL_GPT_STEPS", "60")
     run_notebook(path)

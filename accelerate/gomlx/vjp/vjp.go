@@ -16,6 +16,10 @@
 // generalized to DotGeneral's batch, contracting and free axes. They are
 // exact up to the order of float additions.
 //
+// It also gives Rsqrt (1/√x, what a layer normalization multiplies by) the
+// gradient v0.26.0 lacks: −½·v·x^(−3/2), computed from the output y as
+// −½·v·y³.
+//
 // Install puts them in GoMLX's table of gradients (graph.VJPRegistration,
 // which GoMLX documents as the place to change a gradient); Restore puts
 // GoMLX's own back. goaccel's GoMLX adapter (accelerate/gomlx) installs
@@ -48,7 +52,7 @@ var (
 func init() { Install() }
 
 // Install replaces GoMLX's gradients of Dot and DotGeneral with this
-// package's. It is idempotent, and must not run while a graph's gradient
+// package's, and adds Rsqrt's. It is idempotent, and must not run while a graph's gradient
 // is being built (package inits and set-up code are the places).
 func Install() {
 	mu.Lock()
@@ -59,9 +63,11 @@ func Install() {
 	original = map[NodeType]VJP{
 		NodeTypeDotGeneral: VJPRegistration[NodeTypeDotGeneral],
 		NodeTypeDot:        VJPRegistration[NodeTypeDot],
+		NodeTypeRsqrt:      VJPRegistration[NodeTypeRsqrt],
 	}
 	VJPRegistration[NodeTypeDotGeneral] = dotGeneralVJP
 	VJPRegistration[NodeTypeDot] = dotVJP
+	VJPRegistration[NodeTypeRsqrt] = rsqrtVJP
 }
 
 // Restore puts GoMLX's own gradients back (benchmarks compare the two).
@@ -69,6 +75,10 @@ func Restore() {
 	mu.Lock()
 	defer mu.Unlock()
 	for t, f := range original {
+		if f == nil {
+			delete(VJPRegistration, t)
+			continue
+		}
 		VJPRegistration[t] = f
 	}
 	original = nil
@@ -267,4 +277,10 @@ func dotVJP(node *Node, vs []*Node, outShape shapes.Shape) []*Node {
 		}
 	}
 	return fallback(NodeTypeDot)(node, vs, outShape)
+}
+
+// rsqrtVJP is the gradient of y = 1/√x: dy/dx = −½·x^(−3/2) = −½·y³.
+func rsqrtVJP(node *Node, vs []*Node, _ shapes.Shape) []*Node {
+	y := node
+	return []*Node{MulScalar(Mul(vs[0], Mul(y, Square(y))), -0.5)}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
@@ -222,4 +223,29 @@ func TestUnreadableAxesFallBack(t *testing.T) {
 		t.Fatal("read DotGeneral axes from a Neg node")
 	}
 	g.Finalize()
+}
+
+// Rsqrt's gradient is −½·x^(−3/2) (GoMLX v0.26.0 has none: differentiating
+// it panics).
+func TestRsqrtGradient(t *testing.T) {
+	for bname, backend := range testBackends(t) {
+		xs := []float32{0.25, 1, 4, 9.5}
+		exec := MustNewExec(backend, func(x *Node) []*Node {
+			return Gradient(ReduceAllSum(MulScalar(Rsqrt(x), 3)), x)
+		})
+		got := tensors.MustCopyFlatData[float32](exec.MustExec(xs)[0])
+		for i, x := range xs {
+			want := 3 * -0.5 * math.Pow(float64(x), -1.5)
+			if math.Abs(float64(got[i])-want) > 1e-5*math.Abs(want) {
+				t.Errorf("%s: d/dx 3/√x at %v = %v, want %v", bname, x, got[i], want)
+			}
+		}
+	}
+	Restore()
+	defer Install()
+	backend, _ := backends.NewWithConfig("go")
+	exec := MustNewExec(backend, func(x *Node) []*Node { return Gradient(ReduceAllSum(Rsqrt(x)), x) })
+	if _, err := exec.Exec([]float32{1}); err == nil || !strings.Contains(err.Error(), "no gradient") {
+		t.Errorf("without the package, GoMLX differentiates Rsqrt (%v): the test no longer shows the gap", err)
+	}
 }
