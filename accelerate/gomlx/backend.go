@@ -68,9 +68,10 @@ func ChooseBackend(device string) BackendChoice {
 
 // Backend returns a GoMLX backend for this process's device, as
 // ChooseBackend picks it. XLA never tries to download a plugin (goaccel
-// installs them), and a process that shares the machine's cores with other
-// workers of a launch (threads > 0) runs XLA's CPU client on that many
-// threads. The fallback to the pure-Go backend is announced once, with
+// installs them). XLA's CPU client gets one device, and a thread pool of
+// threads threads (a process that shares the machine's cores with other
+// workers of a launch), or of every core this process may run on
+// (threads 0). The fallback to the pure-Go backend is announced once, with
 // the reason: it trains dense models only, slowly.
 func Backend(device string, threads int) (backends.Backend, error) {
 	c := ChooseBackend(device)
@@ -86,10 +87,19 @@ func Backend(device string, threads int) (backends.Backend, error) {
 		}
 		xla.EnableAutoInstall(false)
 		opts := gopjrt.NamedValuesMap{}
-		if threads > 0 && c.Config == "xla:cpu" {
-			// Read by the CPU plugin when the client is created; its pool
-			// is max(PJRT_NPROC, cpu_device_count).
-			_ = os.Setenv("PJRT_NPROC", strconv.Itoa(threads))
+		if c.Config == "xla:cpu" {
+			// One device: a process of goaccel's owns one. The CPU
+			// plugin's default is 4 devices, and its thread pool holds
+			// max(PJRT_NPROC, devices) threads: 4 on a machine of 2
+			// cores, which made a small GPT's steps 10% slower than with
+			// 2 (bench/gpt). PJRT_NPROC, read when the client is created,
+			// is the process's share of the cores (all of them, by
+			// default, unless the user set it).
+			if threads > 0 {
+				_ = os.Setenv("PJRT_NPROC", strconv.Itoa(threads))
+			} else if os.Getenv("PJRT_NPROC") == "" {
+				_ = os.Setenv("PJRT_NPROC", strconv.Itoa(runtime.NumCPU()))
+			}
 			opts["cpu_device_count"] = int64(1)
 		}
 		b = must(xla.NewWithOptions(c.Plugin, opts))

@@ -28,6 +28,10 @@ func (o *ddpOptimizer) UpdateGraph(ctx *context.Context, g *Graph, loss *Node) {
 	if len(t.params) == 0 {
 		panic(errors.New("gomlx: the model has no trainable variables: there is nothing to train"))
 	}
+	if t.fused {
+		t.fusedUpdate(ctx, loss)
+		return
+	}
 	if t.scaleVar != nil {
 		loss = Mul(loss, ConvertDType(t.scaleVar.ValueGraph(g), loss.DType()))
 	}
@@ -103,16 +107,18 @@ func (t *Trainer) build(vars []*context.Variable) error {
 	if masters == nil {
 		masters = context.New()
 	}
-	ctx.EnumerateParams(func(scope, key string, value any) { masters.InAbsPath(scope).SetParam(key, value) })
+	if !t.fused {
+		ctx.EnumerateParams(func(scope, key string, value any) { masters.InAbsPath(scope).SetParam(key, value) })
+	}
 	params := make([]*param, len(vars))
 	for i, v := range vars {
 		if !v.DType().IsFloat() {
 			return fmt.Errorf("gomlx: the trainable variable %s is %s: only floating-point variables can be trained", v.ScopeAndName(), v.DType())
 		}
 		dims := append([]int(nil), v.Shape().Dimensions...)
-		p := &param{name: v.ScopeAndName(), v: v, shape: dims, host: make([]float32, v.Shape().Size()), hostGrad: make([]float32, v.Shape().Size())}
-		p.grad = ctx.InAbsPath(gradScope+v.Scope()).WithInitializer(initializers.Zero).
-			VariableWithShape(v.Name(), shapes.Make(dtypes.Float32, dims...)).SetTrainable(false)
+		p := &param{name: v.ScopeAndName(), v: v, shape: dims, host: make([]float32, v.Shape().Size()),
+			hostGrad: make([]float32, v.Shape().Size())} // DDP's view of the gradients, also in one graph
+
 		val, err := v.Value()
 		if err != nil {
 			return fmt.Errorf("gomlx: reading %s: %w", p.name, err)
@@ -120,12 +126,21 @@ func (t *Trainer) build(vars []*context.Variable) error {
 		if err := toHost(val, p.host); err != nil {
 			return fmt.Errorf("gomlx: reading %s: %w", p.name, err)
 		}
+		params[i] = p
+		if t.fused {
+			p.master = v // the model's float32 variable is its own master
+			continue
+		}
+		p.grad = ctx.InAbsPath(gradScope+v.Scope()).WithInitializer(initializers.Zero).
+			VariableWithShape(v.Name(), shapes.Make(dtypes.Float32, dims...)).SetTrainable(false)
 		p.master = masters.Checked(false).InAbsPath(v.Scope()).
 			VariableWithValue(v.Name(), tensors.FromFlatDataAndDimensions(append([]float32(nil), p.host...), dims...))
-		params[i] = p
 	}
 	if t.scaler != nil {
 		t.scaleVar = ctx.InAbsPath(scaleScope).VariableWithValue(scaleName, float32(t.scaler.GetScale())).SetTrainable(false)
+	}
+	if err := zeroHalfPrecision(params); err != nil {
+		return err
 	}
 	t.mu.Lock()
 	t.params, t.masters, t.built = params, masters, true
@@ -140,7 +155,10 @@ func (t *Trainer) build(vars []*context.Variable) error {
 	t.mu.Lock()
 	t.ddp = d
 	t.mu.Unlock()
-	return t.model.ParametersLoaded()
+	if err := t.model.ParametersLoaded(); err != nil {
+		return err
+	}
+	return t.prepareLearningRate()
 }
 
 // mustBuild is build in GoMLX's graph building, where only a panic can
@@ -160,4 +178,30 @@ func (t *Trainer) mustBuild(vars []*context.Variable) {
 // learning rate.
 func learningRateVar(ctx *context.Context) *context.Variable {
 	return ctx.GetVariableByScopeAndName("/"+optimizers.Scope, optimizers.ParamLearningRate)
+}
+
+// zeroHalfPrecision refuses a model whose 16-bit trainable variables all
+// start at zero: GoMLX v0.26.0's RandomNormalFn (and other initializers)
+// silently give zeros for dtypes other than float32 and float64, and such
+// a model never learns (its loss stays where it starts). Create the
+// variables in float32 and convert them in the graph (ComputeDType).
+func zeroHalfPrecision(params []*param) error {
+	var half []string
+	for _, p := range params {
+		if d := p.v.DType(); d != dtypes.BFloat16 && d != dtypes.Float16 {
+			continue
+		}
+		for _, x := range p.host {
+			if x != 0 {
+				return nil
+			}
+		}
+		half = append(half, p.name)
+	}
+	if len(half) == 0 {
+		return nil
+	}
+	return fmt.Errorf("gomlx: every 16-bit trainable variable of the model is zero after initialization (%s, ...): GoMLX %s's random "+
+		"initializers give zeros for dtypes other than float32 and float64, and such a model cannot learn; create the variables in "+
+		"float32 and convert them to gomlx.ComputeDType(ctx) in the graph", half[0], GoMLXVersion)
 }

@@ -16,6 +16,9 @@ type config struct {
 	clipValue    float64 // > 0: clamp every gradient (clip_grad_value_)
 	checkEvery   int     // optimizer steps between divergence checks; 0 off, -1 default (debug mode)
 	schedule     Schedule
+	// separateUpdate keeps the two-graph step where one graph would do
+	// (tests and benchmarks compare the two).
+	separateUpdate bool
 }
 
 func newConfig(opts []Option) (config, error) {
@@ -59,6 +62,18 @@ func WithClipGradValue(v float64) Option {
 			return fmt.Errorf("gomlx: WithClipGradValue: %v must be positive", v)
 		}
 		c.clipValue = v
+		return nil
+	}
+}
+
+// WithSeparateUpdateGraph keeps the two-graph step (gradients, then the
+// update) where the Trainer would apply the optimizer in the training
+// graph (see fused.go: one process, no accumulation, scaler or divergence
+// check, float32). The results are the same to the bit; benchmarks compare
+// the two.
+func WithSeparateUpdateGraph() Option {
+	return func(c *config) error {
+		c.separateUpdate = true
 		return nil
 	}
 }

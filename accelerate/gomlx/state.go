@@ -59,6 +59,21 @@ func (o *optimizerState) StateTensors() ([]safetensors.Tensor, error) {
 		}
 		return nil
 	}
+	if t.fused {
+		// One context: the optimizer's variables under their own names,
+		// the model's own prefixed, as the two-graph step saves them.
+		if err := add("", masters, func(v *context.Variable) bool {
+			return v.Name() != optimizers.ParamLearningRate && t.isOptimizerState(v)
+		}); err != nil {
+			return nil, err
+		}
+		if err := add(modelPrefix, t.ctx, func(v *context.Variable) bool {
+			return ownModelVariable(v) && !t.isOptimizerState(v)
+		}); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
 	if err := add("", masters, func(v *context.Variable) bool { return v.Name() != optimizers.ParamLearningRate }); err != nil {
 		return nil, err
 	}
@@ -116,6 +131,21 @@ func (o *optimizerState) LoadStateTensors(ts []safetensors.Tensor) error {
 			continue
 		}
 		ctx.Checked(false).InAbsPath(scope).VariableWithValue(vname, val).SetTrainable(false)
+	}
+	if t.fused {
+		// The loaded variables are the optimizer's state (the model's
+		// global step among them), and the next step's rate follows it.
+		t.mu.Lock()
+		if t.optState == nil {
+			t.optState = map[string]bool{}
+		}
+		for _, st := range ts {
+			if !strings.HasPrefix(st.Name, modelPrefix) {
+				t.optState[st.Name] = true
+			}
+		}
+		t.mu.Unlock()
+		return t.prepareLearningRate()
 	}
 	// The model's global step (train.Loop and RunToGlobalStep read it) is
 	// the optimizer's.

@@ -26,6 +26,9 @@ func (t *Trainer) afterStep() error {
 	if !built || d == nil {
 		return errors.New("gomlx: the training graph did not build the model (was the optimizer replaced?)")
 	}
+	if t.fused {
+		return t.afterFusedStep(d)
+	}
 	accSteps := t.acc.GradientAccumulationSteps()
 	onHost := t.needsHost(accSteps)
 	start := time.Now()
@@ -186,7 +189,8 @@ func (t *Trainer) runApply(grads []any) error {
 	if len(grads) == 0 {
 		return nil
 	}
-	if err := t.setLearningRate(); err != nil {
+	lr, err := t.setLearningRate()
+	if err != nil {
 		return err
 	}
 	exec, err := t.applyExec()
@@ -213,6 +217,7 @@ func (t *Trainer) runApply(grads []any) error {
 		t.gradNorm = shapes.ConvertTo[float64](out[len(t.params)+1].Value())
 	}
 	t.model.stale = true
+	t.lr = lr
 	t.steps++
 	t.stats.Steps++
 	return nil
@@ -309,35 +314,40 @@ func addOrFirst(sum, x *Node) *Node {
 // GradNorm is the total norm of the last optimizer step's gradients
 // before WithClipGradNorm clipped them (0 without clipping by norm).
 func (t *Trainer) GradNorm() float64 {
+	if t.fused {
+		return t.fusedGradNorm()
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.gradNorm
 }
 
-// setLearningRate gives the optimizer the rate of this optimizer step:
-// the schedule's (WithLRSchedule), or the one a GoMLX schedule set in the
-// model's context (GoMLX's schedules run in the training graph).
-func (t *Trainer) setLearningRate() error {
+// setLearningRate gives the optimizer the rate of the next optimizer step
+// (the global step's): the schedule's (WithLRSchedule), returned, or the
+// one a GoMLX schedule set in the model's context (GoMLX's schedules run
+// in the training graph; 0 is returned then).
+func (t *Trainer) setLearningRate() (float64, error) {
 	s := t.cfg.schedule
 	if s == nil {
-		t.syncLearningRate()
-		return nil
+		if !t.fused {
+			t.syncLearningRate()
+		}
+		return 0, nil
 	}
 	step := int(t.GlobalStep())
 	lr := s.LearningRate(step)
 	if math.IsNaN(lr) || math.IsInf(lr, 0) || lr < 0 {
-		return fmt.Errorf("gomlx: the learning-rate schedule gave %v for optimizer step %d: want a finite rate ≥ 0", lr, step)
+		return 0, fmt.Errorf("gomlx: the learning-rate schedule gave %v for optimizer step %d: want a finite rate ≥ 0", lr, step)
 	}
 	t.mu.Lock()
 	masters := t.masters
-	t.lr = lr
 	t.mu.Unlock()
 	v := tensors.FromScalar(float32(lr))
 	if dst := learningRateVar(masters); dst != nil {
-		return dst.SetValue(v)
+		return lr, dst.SetValue(v)
 	}
 	masters.Checked(false).In(optimizers.Scope).VariableWithValue(optimizers.ParamLearningRate, v).SetTrainable(false)
-	return nil
+	return lr, nil
 }
 
 // LearningRate is the rate the last optimizer step used when a schedule

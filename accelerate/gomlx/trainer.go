@@ -52,10 +52,13 @@ type Trainer struct {
 	deferred *accelerate.DeferredModel
 	ddp      *ddp.DDP
 	scaleVar *context.Variable
-	steps    int     // optimizer steps taken by this Trainer (divergence checks)
-	skipped  int     // fp16 steps skipped for non-finite gradients
-	gradNorm float64 // the last clipped step's total gradient norm
-	lr       float64 // the last step's learning rate, when a schedule sets it
+	steps    int             // optimizer steps taken by this Trainer (divergence checks)
+	skipped  int             // fp16 steps skipped for non-finite gradients
+	gradNorm float64         // the last clipped step's total gradient norm
+	lr       float64         // the last step's learning rate, when a schedule sets it
+	nextLR   float64         // one graph a step: the next step's
+	fused    bool            // one graph a step (fused.go)
+	optState map[string]bool // one graph a step: the optimizer's variables in the model's context
 	stats    Stats
 }
 
@@ -138,6 +141,10 @@ func NewTrainer(acc *accelerate.Accelerator, backend backends.Backend, ctx *cont
 		return nil, fmt.Errorf("gomlx: NewTrainer: mixed precision %q: the %s backend cannot compute in %s; use mixed precision \"no\" or the XLA backend",
 			acc.MixedPrecision(), backend.Name(), t.compute)
 	}
+	ctx.InAbsPath(context.RootScope).SetParam(ParamComputeDType, t.compute.String())
+	if t.fused = t.fusedPossible(); t.fused {
+		t.masters = ctx
+	}
 	t.model = &modelView{t: t}
 	if t.deferred, err = acc.PrepareDeferred(t.model); err != nil {
 		return nil, err
@@ -151,6 +158,28 @@ func NewTrainer(acc *accelerate.Accelerator, backend backends.Backend, ctx *cont
 	t.modelFn = t.wrapModel(modelFn)
 	t.trainer = train.NewTrainer(backend, ctx.Checked(false), t.modelFn, lossFn, &ddpOptimizer{t: t}, trainMetrics, evalMetrics)
 	return t, nil
+}
+
+// ParamComputeDType is the model context's hyperparameter holding the
+// dtype the Trainer's model computes in (ComputeDType reads it).
+const ParamComputeDType = "goaccel_compute_dtype"
+
+// ComputeDType is the dtype a model function should create its
+// floating-point variables in: float32, or with mixed precision bfloat16
+// or float16 (the Trainer sets it in the model's context). A model whose
+// inputs are floating point gets it from them anyway (the Trainer converts
+// them); one that takes token ids needs it for its embeddings. Outside a
+// Trainer it is float32.
+func ComputeDType(ctx *context.Context) dtypes.DType {
+	s := context.GetParamOr(ctx, ParamComputeDType, "")
+	if s == "" {
+		return dtypes.Float32
+	}
+	d, err := dtypes.DTypeString(s)
+	if err != nil {
+		return dtypes.Float32
+	}
+	return d
 }
 
 // backendHas reports whether backend can compute in dtype: GoMLX

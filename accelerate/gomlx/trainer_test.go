@@ -9,8 +9,10 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 
 	"github.com/goaccel/goaccel/accelerate"
@@ -152,12 +154,13 @@ func TestMixedPrecision(t *testing.T) {
 func TestLossScaler(t *testing.T) {
 	acc := newAccelerator(t)
 	ctx := toyContext()
-	tr, err := NewTrainer(acc, pureGo(t), ctx, toyModel, toyLoss, toyOptimizer(), nil, nil)
+	tr, err := NewTrainer(acc, pureGo(t), ctx, toyModel, toyLoss, toyOptimizer(), nil, nil, WithSeparateUpdateGraph())
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A scale of 2^10: the update must be the unscaled gradient's, the
-	// same as without a scaler.
+	// same as without a scaler. (fp16 has a scaler from the start, and
+	// never one graph a step; this float32 Trainer is given one late.)
 	tr.scaler, err = amp.NewGradScaler(kwargs.GradScalerKwargs{InitScale: 1024})
 	if err != nil {
 		t.Fatal(err)
@@ -380,5 +383,41 @@ func TestClipGradNorm(t *testing.T) {
 	}
 	if _, err := NewTrainer(acc, pureGo(t), toyContext(), toyModel, toyLoss, sgd, nil, nil, WithClipGradNorm(1, 2), WithClipGradValue(1)); err == nil {
 		t.Error("both clippings at once were accepted")
+	}
+}
+
+// ComputeDType tells a model function the Trainer's dtype.
+func TestComputeDType(t *testing.T) {
+	if d := ComputeDType(context.New()); d != dtypes.Float32 {
+		t.Errorf("outside a Trainer: %s", d)
+	}
+	for mp, want := range map[string]dtypes.DType{"no": dtypes.Float32, "bf16": dtypes.BFloat16} {
+		ctx := toyContext()
+		if _, err := NewTrainer(newAccelerator(t, accelerate.WithMixedPrecision(mp)), pureGo(t), ctx, toyModel, toyLoss, toyOptimizer(), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := ComputeDType(ctx.In("model").In("layer")); got != want {
+			t.Errorf("mixed precision %q: %s, want %s", mp, got, want)
+		}
+	}
+}
+
+// A model whose bfloat16 variables GoMLX initialized to zeros (its random
+// initializers do that for 16-bit dtypes) is refused with the reason.
+func TestZeroBFloat16VariablesAreRefused(t *testing.T) {
+	acc := newAccelerator(t, accelerate.WithMixedPrecision("bf16"))
+	model := func(ctx *context.Context, _ any, inputs []*Node) []*Node {
+		ctx = ctx.In("model").WithInitializer(initializers.RandomNormalFn(ctx, 0.02))
+		w := ctx.VariableWithShape("w", shapes.Make(ComputeDType(ctx), features, classes)).ValueGraph(inputs[0].Graph())
+		return []*Node{Dot(inputs[0], w)}
+	}
+	tr, err := NewTrainer(acc, pureGo(t), toyContext(), model, toyLoss, toyOptimizer(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, in, lb, _ := (&toyDataset{d: newToyData(), batch: 8}).Yield()
+	_, err = tr.TrainStep(nil, in, lb)
+	if err == nil || !strings.Contains(err.Error(), "every 16-bit trainable variable of the model is zero after initialization (/model/w") {
+		t.Fatalf("zero bfloat16 variables: %v", err)
 	}
 }

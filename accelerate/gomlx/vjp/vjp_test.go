@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
@@ -108,8 +107,22 @@ func testBackends(t *testing.T) map[string]backends.Backend {
 }
 
 // TestSameGradientsAsGoMLX compares every case's gradients with GoMLX's
-// own on the pure-Go backend and on XLA.
+// own on the pure-Go backend and on XLA, each gradient written both ways
+// (v·other and other·v) and the way the cost model picks.
 func TestSameGradientsAsGoMLX(t *testing.T) {
+	defer func() { chooseOtherFirst = otherFirstIsCheaper }()
+	ways := map[string]func(this, other operand, v *Node, nb int) bool{
+		"cheaper":     otherFirstIsCheaper,
+		"v first":     func(operand, operand, *Node, int) bool { return false },
+		"other first": func(operand, operand, *Node, int) bool { return true },
+	}
+	for way, choose := range ways {
+		chooseOtherFirst = choose
+		t.Run(way, func(t *testing.T) { sameGradientsAsGoMLX(t) })
+	}
+}
+
+func sameGradientsAsGoMLX(t *testing.T) {
 	for bname, backend := range testBackends(t) {
 		for i, c := range cases {
 			t.Run(bname+"/"+c.name, func(t *testing.T) {
@@ -241,11 +254,40 @@ func TestRsqrtGradient(t *testing.T) {
 			}
 		}
 	}
+	// GoMLX has none: Install added it, and Restore leaves it.
 	Restore()
 	defer Install()
-	backend, _ := backends.NewWithConfig("go")
-	exec := MustNewExec(backend, func(x *Node) []*Node { return Gradient(ReduceAllSum(Rsqrt(x)), x) })
-	if _, err := exec.Exec([]float32{1}); err == nil || !strings.Contains(err.Error(), "no gradient") {
-		t.Errorf("without the package, GoMLX differentiates Rsqrt (%v): the test no longer shows the gap", err)
+	if VJPRegistration[NodeTypeRsqrt] == nil {
+		t.Error("Restore removed Rsqrt's gradient")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if f := gomlxRsqrt; f != nil {
+		t.Errorf("GoMLX v0.26.0 has a gradient of Rsqrt: this package's is no longer needed")
+	}
+}
+
+// The cost model picks, for a layer's weights, the way that transposes
+// the smaller of the activations and the output's gradient.
+func TestCheaperWayForWeights(t *testing.T) {
+	backend, err := backends.NewWithConfig("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := NewGraph(backend, "w")
+	defer g.Finalize()
+	pick := func(in, out int) bool {
+		x := Parameter(g, fmt.Sprintf("x%d_%d", in, out), shapes.Make(dtypes.Float32, 12, 64, in))
+		w := Parameter(g, fmt.Sprintf("w%d_%d", in, out), shapes.Make(dtypes.Float32, in, out))
+		y := DotGeneral(x, []int{2}, nil, w, []int{0}, nil)
+		lhs := operand{node: x, contracting: []int{2}, free: []int{0, 1}, outFree: []int{0, 1}}
+		rhs := operand{node: w, contracting: []int{0}, free: []int{1}, outFree: []int{2}}
+		return otherFirstIsCheaper(rhs, lhs, y, 0)
+	}
+	if !pick(128, 512) { // x is 4× smaller than the gradient: xᵀ·v
+		t.Error("C→4C: v·x chosen, which transposes the 4× larger gradient")
+	}
+	if pick(512, 128) { // the gradient is 4× smaller: (vᵀ·x)ᵀ
+		t.Error("4C→C: x·v chosen, which transposes the 4× larger activations")
 	}
 }
