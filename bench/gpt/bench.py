@@ -244,11 +244,19 @@ def main():
                 add((name, dtype, "jax"), run([BENCH_PY, "jax_gpt.py"] + pa, TC_ENV)["jax"][0], f"{name} {dtype} JAX")
                 add((name, dtype, "torch"), run([BENCH_PY, "torch_gpt.py"] + pa, TC_ENV)["torch"][0], f"{name} {dtype} PyTorch")
 
-    # What the gradients of accelerate/gomlx/vjp change: the small GPT with
-    # GoMLX's own (a few steps: they are slow), beside ours (above).
+    # What each fix changed, in the kernel, interleaved with the kernel's
+    # own measurement: GoMLX's own gradients of matrix products (the small
+    # GPT, a few steps: they are slow); the plugin's default CPU client (4
+    # devices); two graphs a step.
     print("small float32 with GoMLX v0.26.0's own gradients of matrix products (vjp.Restore)", flush=True)
     k.setenv("GPTB_CONFIG", json.dumps(go_config("small", vocab, "float32", GoMLXGradients=True, Steps=10)))
     add(("small", "float32", "kernel-gomlx-grads"), parse(k.cell(stmts))["go"][0], "small float32 kernel, GoMLX's gradients")
+    if "baby" in CONFIGS:
+        for rnd in range(ROUNDS):
+            for label, extra in (("kernel-fix", {}), ("kernel-plugin-defaults", {"PluginDefaults": True}),
+                                 ("kernel-two-graphs", {"TwoGraphs": True})):
+                k.setenv("GPTB_CONFIG", json.dumps(go_config("baby", vocab, "float32", **extra)))
+                add(("baby", "float32", label), parse(k.cell(stmts))["go"][0], f"baby float32 {label}")
 
     # 2 processes against 1, baby, on the same cores.
     print("baby float32, 2 processes (DebugLauncher), global batch 12", flush=True)
@@ -299,6 +307,15 @@ def report(res, peaks, full, dtypes):
                 per = [a["tokens_per_s"] / b["tokens_per_s"] for a, b in zip(k, p)]
                 print(f"| {name} | {dtype} | kernel / {peer} | {med(k, 'tokens_per_s') / med(p, 'tokens_per_s'):.2f} | "
                       f"{min(per):.2f}–{max(per):.2f} |")
+    fix = res.get(("baby", "float32", "kernel-fix"))
+    for label, what in (("kernel-plugin-defaults", "XLA's CPU client with the plugin's defaults (4 devices)"),
+                        ("kernel-two-graphs", "two graphs a step (WithSeparateUpdateGraph)")):
+        other = res.get(("baby", "float32", label))
+        if fix and other:
+            per = [a["tokens_per_s"] / b["tokens_per_s"] for a, b in zip(fix, other)]
+            print(f"baby, {what}: {med(other, 'tokens_per_s'):.0f} tokens/s; as goaccel runs it: "
+                  f"{med(fix, 'tokens_per_s'):.0f} ({med(fix, 'tokens_per_s') / med(other, 'tokens_per_s'):.2f}×, "
+                  f"per round {min(per):.2f}–{max(per):.2f})")
     g = res.get(("small", "float32", "kernel-gomlx-grads"))
     k = res.get(("small", "float32", "kernel"))
     if g and k:

@@ -81,7 +81,7 @@ func gradients(t *testing.T, backend backends.Backend, c dotCase, lhs, rhs *tens
 	return res
 }
 
-func testBackends(t *testing.T) map[string]backends.Backend {
+func testBackends(t testing.TB) map[string]backends.Backend {
 	t.Helper()
 	bs := map[string]backends.Backend{}
 	goB, err := backends.NewWithConfig("go")
