@@ -17,17 +17,22 @@
 // # How a step runs
 //
 // GoMLX computes and applies gradients in one graph. Accelerate needs them
-// in between: averaged across processes, accumulated, clipped, unscaled.
-// So a step is two graphs. The training graph (GoMLX's train.Trainer, whose
-// optimizer is this package's) computes the loss, the metrics and the
-// gradients of the trainable variables, and leaves the gradients in
-// variables of its own. The Trainer then copies them to the host, where
-// accelerate/ddp all-reduces them in buckets with the comm hook of
-// DistributedDataParallelKwargs (fp16 or bf16 compression, PowerSGD), and
-// Accelerate's GradScaler, ClipGradNorm or ClipGradValue act on them. The
-// update graph applies them with the optimizer (its
-// UpdateGraphWithGradients, which SGD and Adam have) to float32 master
-// copies of the variables, and writes the model's variables from them.
+// in between: averaged across processes, accumulated, unscaled. So with
+// several processes, gradient accumulation, fp16's loss scaler or
+// divergence checks, a step is two graphs. The training graph (GoMLX's
+// train.Trainer, whose optimizer is this package's) computes the loss, the
+// metrics and the gradients of the trainable variables, and leaves the
+// gradients in variables of its own. The Trainer then copies them to the
+// host, where accelerate/ddp all-reduces them in buckets with the comm hook
+// of DistributedDataParallelKwargs (fp16 or bf16 compression, PowerSGD),
+// and Accelerate's GradScaler acts on them. The update graph clips them
+// (WithClipGradNorm, WithClipGradValue) and applies them with the optimizer
+// (its UpdateGraphWithGradients, which GoMLX's SGD and Adam and AdamW here
+// have) to float32 master copies of the variables, and writes the model's
+// variables from them. When none of that is needed and the model computes
+// in float32, the update runs inside the training graph instead, the
+// model's variables being their own masters (fused.go): one graph a step,
+// the same numbers.
 //
 // The model's variables live in the context the user gave; the masters,
 // the optimizer's state and the global step in a context of the Trainer
@@ -60,6 +65,18 @@
 //   - ACCELERATE_DEBUG_MODE: every 50 steps (WithDivergenceCheck) each
 //     process compares a checksum of every master with process 0's; a
 //     difference is an error naming the process and the variable.
+//
+// # Transformers
+//
+// AdamW is torch.optim.AdamW with weight decay on the variables a Decay
+// selects (DecayMatrices: nanoGPT's rule); WithLRSchedule sets the
+// learning rate of every optimizer step from a Schedule (WarmupCosine is
+// nanoGPT's), by the global step that LoadState restores; Generate samples
+// from a causal language model with a temperature and top-k; ComputeDType
+// tells a model of token ids which dtype mixed precision computes in.
+// Package vjp (installed by importing this one) gives GoMLX's matrix
+// products gradients that are matrix products: GoMLX v0.26.0's made a
+// small GPT 15-25 times slower (README: what made a GPT slow).
 //
 // # Data
 //

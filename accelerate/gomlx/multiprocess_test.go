@@ -56,6 +56,10 @@ type workerResult struct {
 	// example predicted in one process.
 	Gathered []float64 `json:"gathered,omitempty"`
 	Direct   []float64 `json:"direct,omitempty"`
+	// Mode eval: the mean loss over a held-out set, before the first
+	// step and after the last, each process evaluating its shard.
+	EvalBefore float64 `json:"eval_before,omitempty"`
+	EvalAfter  float64 `json:"eval_after,omitempty"`
 }
 
 func workerMain(mode string) error {
@@ -81,6 +85,19 @@ func workerMain(mode string) error {
 		toy.pos = globalBatch // this process would draw the next batch
 	}
 	var ds = ShardDataset(acc, toy)
+	evalLoss := func() (float64, error) {
+		held := &toyDataset{d: newToyData(), batch: globalBatch, epoch: true, pos: 0}
+		m, err := tr.Eval(ShardDataset(acc, held))
+		if err != nil {
+			return 0, err
+		}
+		return float64(tensors.ToScalar[float32](m[0])), nil
+	}
+	if mode == "eval" {
+		if res.EvalBefore, err = evalLoss(); err != nil {
+			return err
+		}
+	}
 	if mode == "resume" {
 		if err := acc.LoadState(os.Getenv(envCkpt)); err != nil {
 			return err
@@ -121,6 +138,11 @@ func workerMain(mode string) error {
 			if err := acc.SaveState(os.Getenv(envCkpt)); err != nil {
 				return err
 			}
+		}
+	}
+	if mode == "eval" {
+		if res.EvalAfter, err = evalLoss(); err != nil {
+			return err
 		}
 	}
 	if mode == "gather" {
@@ -325,6 +347,30 @@ func TestSplitPredictGather(t *testing.T) {
 	for r, w := range res {
 		if len(w.Gathered) != 11 || fmt.Sprint(w.Gathered) != fmt.Sprint(w.Direct) {
 			t.Errorf("process %d: gathered %v, one process predicts %v", r, w.Gathered, w.Direct)
+		}
+	}
+}
+
+// Evaluation on a held-out set split between processes (ShardDataset,
+// Eval averaging the processes' means): the same loss as one process
+// evaluating the whole set, on every process, before training (identical
+// weights: to rounding) and after (within the training's rounding).
+func TestEvalAcrossProcesses(t *testing.T) {
+	const steps = 8
+	one := launch(t, 1, "eval", envSteps+"="+strconv.Itoa(steps))
+	two := launch(t, 2, "eval", envSteps+"="+strconv.Itoa(steps))
+	if one[0].EvalBefore <= 0 || one[0].EvalAfter >= one[0].EvalBefore {
+		t.Fatalf("one process: held-out loss %v before training, %v after", one[0].EvalBefore, one[0].EvalAfter)
+	}
+	for r, got := range two {
+		if got.EvalBefore != two[0].EvalBefore || got.EvalAfter != two[0].EvalAfter {
+			t.Errorf("process %d evaluated %v/%v, process 0 %v/%v", r, got.EvalBefore, got.EvalAfter, two[0].EvalBefore, two[0].EvalAfter)
+		}
+		if d := math.Abs(got.EvalBefore-one[0].EvalBefore) / one[0].EvalBefore; d > 1e-6 {
+			t.Errorf("before training: 2 processes %v, 1 process %v", got.EvalBefore, one[0].EvalBefore)
+		}
+		if d := math.Abs(got.EvalAfter-one[0].EvalAfter) / one[0].EvalAfter; d > 1e-4 {
+			t.Errorf("after %d steps: 2 processes %v, 1 process %v", steps, got.EvalAfter, one[0].EvalAfter)
 		}
 	}
 }
