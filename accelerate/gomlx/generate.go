@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -60,7 +61,7 @@ func (t *Trainer) Generate(prompt []int32, n, block int, opts SampleOptions) ([]
 		copy(window, ctxTokens)
 		res, err := t.Predict(tensors.FromFlatDataAndDimensions(append([]int32(nil), window...), 1, block))
 		if err != nil {
-			return out, fmt.Errorf("gomlx: Generate: %w", err)
+			return out, fmt.Errorf("gomlx: Generate: %s", strings.TrimPrefix(err.Error(), "gomlx: Predict: "))
 		}
 		if len(res) == 0 {
 			return out, errors.New("gomlx: Generate: the model returned no output")
