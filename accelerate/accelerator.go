@@ -12,6 +12,7 @@ import (
 	"github.com/goaccel/goaccel/accelerate/amp"
 	"github.com/goaccel/goaccel/accelerate/kwargs"
 	"github.com/goaccel/goaccel/accelerate/pg"
+	"github.com/goaccel/goaccel/gpu"
 	"github.com/goaccel/goaccel/tracking"
 )
 
@@ -50,7 +51,7 @@ type Accelerator struct {
 // The first call in a process creates the process-wide state; later calls
 // share it, and fail if they ask for a different precision or device kind.
 func NewAccelerator(opts ...Option) (*Accelerator, error) {
-	c := &config{ctx: context.Background(), out: os.Stdout, lookupEnv: os.LookupEnv}
+	c := &config{ctx: context.Background(), out: os.Stdout, lookupEnv: os.LookupEnv, gpus: machineGPUs}
 	for _, o := range opts {
 		if o == nil {
 			continue
@@ -232,4 +233,14 @@ func (a *Accelerator) EndTraining() error {
 // Close is EndTraining.
 func (a *Accelerator) Close() error {
 	return a.EndTraining()
+}
+
+// machineGPUs counts the machine's NVIDIA GPUs through NVML (none without
+// a driver, or in a binary built without cgo).
+func machineGPUs() int {
+	devs, err := gpu.Discover()
+	if err != nil {
+		return 0
+	}
+	return len(devs)
 }

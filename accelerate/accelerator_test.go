@@ -150,12 +150,18 @@ func TestDevice(t *testing.T) {
 	cases := []struct {
 		env     map[string]string
 		cpu     *bool
+		gpus    int // the machine's, as NVML counts them
 		device  string
 		visible string
 		timeout time.Duration
 		err     string
 	}{
 		{env: map[string]string{}, device: "cpu"},
+		// CUDA_VISIBLE_DEVICES unset: every GPU of the machine is visible.
+		{env: map[string]string{}, gpus: 2, device: "cuda:0", visible: "0", timeout: DefaultGPUTimeout},
+		{env: map[string]string{EnvCUDAVisible: ""}, gpus: 2, device: "cpu"},
+		{env: map[string]string{EnvUseCPU: "yes"}, gpus: 2, device: "cpu"},
+		{env: map[string]string{}, gpus: 1, cpu: ptr(false), device: "cuda:0", visible: "0", timeout: DefaultGPUTimeout},
 		{env: map[string]string{EnvCUDAVisible: ""}, device: "cpu"},
 		{env: map[string]string{EnvCUDAVisible: "0"}, device: "cuda:0", visible: "0", timeout: DefaultGPUTimeout},
 		{env: map[string]string{EnvCUDAVisible: "4,5", EnvLocalRank: "1", EnvLocalWorldSize: "1"}, err: "LOCAL_RANK=1 is out of range"},
@@ -167,7 +173,7 @@ func TestDevice(t *testing.T) {
 	}
 	for i, c := range cases {
 		fresh(t)
-		opts := []Option{withEnv(envMap(c.env))}
+		opts := []Option{withEnv(envMap(c.env)), withGPUs(c.gpus)}
 		if c.cpu != nil {
 			opts = append(opts, WithCPU(*c.cpu))
 		}

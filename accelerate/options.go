@@ -24,6 +24,9 @@ type config struct {
 	out            io.Writer
 	logger         logrus.FieldLogger
 	lookupEnv      func(string) (string, bool)
+	// gpus counts the GPUs a process sees when CUDA_VISIBLE_DEVICES is
+	// unset (NVML, package gpu; tests replace it).
+	gpus func() int
 
 	// Per-Accelerator settings (see trackers.go, handlers.go).
 	logWith    []any
@@ -117,6 +120,14 @@ func WithGradientAccumulationSteps(n int) Option {
 			return fmt.Errorf("accelerate: WithGradientAccumulationSteps(%d): the number of steps must be at least 1", n)
 		}
 		c.gradAccSteps = n
+		return nil
+	}
+}
+
+// withGPUs replaces NVML's count of the machine's GPUs (tests).
+func withGPUs(n int) Option {
+	return func(c *config) error {
+		c.gpus = func() int { return n }
 		return nil
 	}
 }

@@ -131,15 +131,23 @@ func newState(c *config) (*processState, error) {
 	if c.cpu != nil {
 		st.cpu = *c.cpu
 	}
+	visible := env.cudaVisible
+	if visible == nil && !st.cpu && c.gpus != nil {
+		// CUDA_VISIBLE_DEVICES unset: every GPU of the machine is visible,
+		// as CUDA (and so PyTorch and Accelerate) sees them.
+		for i := range c.gpus() {
+			visible = append(visible, strconv.Itoa(i))
+		}
+	}
 	switch {
-	case st.cpu || len(env.cudaVisible) == 0:
+	case st.cpu || len(visible) == 0:
 		if !st.cpu && c.cpu != nil {
-			return nil, fmt.Errorf("accelerate: WithCPU(false) but no GPU is visible (%s is unset or empty)", EnvCUDAVisible)
+			return nil, fmt.Errorf("accelerate: WithCPU(false) but no GPU is visible (%s is empty, or unset and NVML finds none)", EnvCUDAVisible)
 		}
 		st.cpu = true
 		st.device = "cpu"
 	default:
-		st.device, st.visibleDevice = gpuDevice(env.localRank, env.cudaVisible)
+		st.device, st.visibleDevice = gpuDevice(env.localRank, visible)
 	}
 	if st.mixedPrecision == "fp16" && st.cpu {
 		return nil, fmt.Errorf("fp16 mixed precision requires a GPU (not 'cpu')")

@@ -111,11 +111,21 @@ func Find(s Search) (dir string, plugins []Plugin, err error) {
 		link := filepath.Join(s.Dir, FileName(name))
 		if fileExists(link) {
 			plugins = append(plugins, Plugin{Name: name, Path: link})
+			if target, err := filepath.EvalSymlinks(link); err == nil && name == "cuda" {
+				if err := linkNVIDIA(s.Dir, target); err != nil {
+					errs = append(errs, err)
+				}
+			}
 			continue
 		}
 		src := findInVenvs(s.Venvs, rels)
 		if src == "" {
 			continue
+		}
+		if name == "cuda" {
+			if err := linkNVIDIA(s.Dir, src); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 			errs = append(errs, err)
@@ -203,4 +213,45 @@ func sortPlugins(ps []Plugin) {
 func fileExists(p string) bool {
 	fi, err := os.Stat(p) // follows links: a dangling one does not count
 	return err == nil && !fi.IsDir()
+}
+
+// linkNVIDIA makes NVIDIA's libraries findable by a CUDA plugin linked in
+// dir. JAX's CUDA plugin loads cuBLAS, cuDNN and the CUDA runtime through
+// the run paths $ORIGIN/../nvidia/... and $ORIGIN/../../nvidia/..., the
+// site-packages/nvidia of the virtualenv it was installed in (pip install
+// "jax[cuda12]" puts NVIDIA's wheels there); $ORIGIN is the directory of
+// the path the plugin was opened by, dir here, not the wheel's. So
+// dir/../nvidia links to the wheel's site-packages/nvidia. A directory
+// already there is left alone.
+func linkNVIDIA(dir, plugin string) error {
+	var site string
+	for d := filepath.Dir(plugin); d != filepath.Dir(d); d = filepath.Dir(d) {
+		if filepath.Base(d) == "site-packages" {
+			site = d
+			break
+		}
+	}
+	nvidia := filepath.Join(site, "nvidia")
+	if site == "" || !dirExists(nvidia) {
+		return nil
+	}
+	link := filepath.Join(filepath.Dir(dir), "nvidia")
+	if target, err := os.Readlink(link); err == nil && target == nvidia {
+		return nil
+	}
+	if _, err := os.Lstat(link); err == nil {
+		if dirExists(link) {
+			return nil // the user's own
+		}
+		_ = os.Remove(link) // a dangling link left by a removed virtualenv
+	}
+	if err := os.Symlink(nvidia, link); err != nil {
+		return fmt.Errorf("pjrt: linking NVIDIA's libraries for the CUDA plugin: %w", err)
+	}
+	return nil
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }

@@ -77,3 +77,60 @@ func TestConfigureWithoutPlugins(t *testing.T) {
 		t.Fatalf("plugins %v, err %v, environment set %v", plugins, err, set)
 	}
 }
+
+// JAX's CUDA plugin finds NVIDIA's libraries by $ORIGIN/../nvidia, from
+// the link's directory: the link's parent gets an nvidia link to the
+// virtualenv's site-packages/nvidia.
+func TestCUDAPluginFindsNVIDIALibraries(t *testing.T) {
+	venv := t.TempDir()
+	site := filepath.Join(venv, "lib", "python3.11", "site-packages")
+	writeFile(t, filepath.Join(site, "jax_plugins", "xla_cuda12", "xla_cuda_plugin.so"))
+	writeFile(t, filepath.Join(site, "nvidia", "cublas", "lib", "libcublas.so.12"))
+	cache := t.TempDir()
+	dir := filepath.Join(cache, "pjrt")
+	plugins, err := Configure(Search{Dir: dir, Venvs: []string{venv}, Getenv: envOf(nil)}, func(string, string) error { return nil })
+	if err != nil || len(plugins) != 1 || plugins[0].Name != "cuda" {
+		t.Fatalf("plugins %v, %v", plugins, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "..", "nvidia", "cublas", "lib", "libcublas.so.12")); err != nil {
+		t.Fatalf("NVIDIA's libraries are not at $ORIGIN/../nvidia of the plugin's link: %v", err)
+	}
+	// Again: nothing to do, no error.
+	if _, err := Configure(Search{Dir: dir, Venvs: []string{venv}, Getenv: envOf(nil)}, func(string, string) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	// A directory of the user's own is left alone.
+	cache2 := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cache2, "nvidia"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Configure(Search{Dir: filepath.Join(cache2, "pjrt"), Venvs: []string{venv}, Getenv: envOf(nil)}, func(string, string) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(filepath.Join(cache2, "nvidia")); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		t.Errorf("the user's nvidia directory was replaced: %v %v", fi, err)
+	}
+}
+
+// A CUDA plugin linked before NVIDIA's libraries were (an older goaccel)
+// gets them on the next start.
+func TestCUDAPluginLinkedBefore(t *testing.T) {
+	venv := t.TempDir()
+	site := filepath.Join(venv, "lib", "python3.11", "site-packages")
+	plugin := filepath.Join(site, "jax_plugins", "xla_cuda12", "xla_cuda_plugin.so")
+	writeFile(t, plugin)
+	writeFile(t, filepath.Join(site, "nvidia", "cudnn", "lib", "libcudnn.so.9"))
+	dir := filepath.Join(t.TempDir(), "pjrt")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(plugin, filepath.Join(dir, FileName("cuda"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Find(Search{Dir: dir, Getenv: envOf(nil)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "..", "nvidia", "cudnn", "lib", "libcudnn.so.9")); err != nil {
+		t.Fatalf("NVIDIA's libraries not linked for an existing plugin link: %v", err)
+	}
+}

@@ -57,11 +57,16 @@ func ChooseBackend(device string) BackendChoice {
 		}
 	}
 	if p, ok := pjrt.Available("cpu"); ok {
-		return BackendChoice{Config: "xla:cpu", Plugin: p, Why: "the CPU PJRT plugin " + p}
+		why := "the CPU PJRT plugin " + p
+		if gpu {
+			why = "no PJRT CUDA plugin was found for " + device + " (PJRT_PLUGIN_LIBRARY_PATH=" + os.Getenv(pjrt.EnvLibraryPath) +
+				"; pip install \"jax[cuda12]\" into goaccel's virtualenv, ~/.cache/goaccel/venv), so " + why
+		}
+		return BackendChoice{Config: "xla:cpu", Plugin: p, Why: why}
 	}
 	where := "PJRT_PLUGIN_LIBRARY_PATH=" + os.Getenv(pjrt.EnvLibraryPath)
 	if gpu {
-		return BackendChoice{Config: "go", Why: "no PJRT CUDA or CPU plugin was found (" + where + "; pip install jax-cuda12-pjrt for GPUs)"}
+		return BackendChoice{Config: "go", Why: "no PJRT CUDA or CPU plugin was found (" + where + "; pip install \"jax[cuda12]\" for GPUs: it brings jax-cuda12-pjrt and NVIDIA's libraries)"}
 	}
 	return BackendChoice{Config: "go", Why: "no PJRT CPU plugin was found (" + where + "; `make lab` installs one)"}
 }
@@ -75,6 +80,9 @@ func ChooseBackend(device string) BackendChoice {
 // the reason: it trains dense models only, slowly.
 func Backend(device string, threads int) (backends.Backend, error) {
 	c := ChooseBackend(device)
+	if strings.HasPrefix(device, "cuda") && c.Config == "xla:cpu" {
+		announce("cuda-fallback", "goaccel: GoMLX runs on XLA's CPU backend although this process has a GPU: "+c.Why+".")
+	}
 	if c.Config == "go" {
 		announce("fallback", "goaccel: GoMLX runs on its pure-Go backend (simplego): "+c.Why+
 			". It trains dense models only (GoMLX "+GoMLXVersion+" has no gradient for convolutions and pooling there).")

@@ -49,8 +49,9 @@ func TestChooseBackend(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, pjrt.FileName("cpu")), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if c := ChooseBackend("cuda:0"); c.Config != "xla:cpu" || c.Plugin != filepath.Join(dir, pjrt.FileName("cpu")) {
-		t.Errorf("a GPU with the CPU plugin only: %+v", c)
+	if c := ChooseBackend("cuda:0"); c.Config != "xla:cpu" || c.Plugin != filepath.Join(dir, pjrt.FileName("cpu")) ||
+		!strings.Contains(c.Why, "no PJRT CUDA plugin was found for cuda:0") || !strings.Contains(c.Why, "jax[cuda12]") {
+		t.Errorf("a GPU with the CPU plugin only (the fallback is said): %+v", c)
 	}
 	if err := os.WriteFile(filepath.Join(dir, pjrt.FileName("cuda")), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ start=$(date +%s)
 py=${GOACCEL_VENV:-$HOME/.cache/goaccel/venv}/bin/python
 bench_venv=${GXB_BENCH_VENV:-$HOME/.cache/goaccel/bench-venv}
 bash scripts/venv.sh "$bench_venv" bench/gomlx/requirements.txt
-[ -x bin/goaccel ] || go build -o bin/goaccel ./cmd/kernel
+make build >/dev/null  # the kernel, with the link flags its cells need
 export GXB_BENCH_PYTHON="$bench_venv/bin/python"
 cpus=${GXB_CPUS:-$(taskset -pc $$ | sed 's/.*: //')}
 echo "load: $(uptime | sed 's/.*load average/load average/')"

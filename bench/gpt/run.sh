@@ -12,7 +12,7 @@ py=${GOACCEL_VENV:-$HOME/.cache/goaccel/venv}/bin/python
 bench_venv=${GPTB_BENCH_VENV:-$HOME/.cache/goaccel/bench-venv}
 bash scripts/venv.sh "$bench_venv" bench/gomlx/requirements.txt
 bash scripts/corpus.sh "$HOME/.cache/goaccel/corpora" e2e/corpus.lock
-[ -x bin/goaccel ] || go build -o bin/goaccel ./cmd/kernel
+make build >/dev/null  # the kernel, with the link flags its cells need
 export GPTB_BENCH_PYTHON="$bench_venv/bin/python"
 echo "load: $(uptime | sed 's/.*load average/load average/')"
 "$py" bench/gpt/bench.py
