@@ -47,6 +47,7 @@ type BackendChoice struct {
 // CPU plugin when found; else GoMLX's pure-Go backend ("go"), with the
 // reason.
 func ChooseBackend(device string) BackendChoice {
+	findPlugins()
 	if c := os.Getenv(pjrt.EnvBackend); c != "" {
 		return BackendChoice{Config: c, Why: "GOMLX_BACKEND=" + c}
 	}
@@ -69,6 +70,21 @@ func ChooseBackend(device string) BackendChoice {
 		return BackendChoice{Config: "go", Why: "no PJRT CUDA or CPU plugin was found (" + where + "; pip install \"jax[cuda12]\" for GPUs: it brings jax-cuda12-pjrt and NVIDIA's libraries)"}
 	}
 	return BackendChoice{Config: "go", Why: "no PJRT CPU plugin was found (" + where + "; `make lab` installs one)"}
+}
+
+// pluginsOnce finds the PJRT plugins once per process.
+var pluginsOnce sync.Once
+
+// findPlugins points GoMLX at the plugins goaccel installed when nothing
+// did yet: the kernel and its workers have PJRT_PLUGIN_LIBRARY_PATH from
+// the kernel's start-up (package pjrt), a program run with go run does
+// not, and finds them here the same way.
+func findPlugins() {
+	pluginsOnce.Do(func() {
+		if os.Getenv(pjrt.EnvLibraryPath) == "" {
+			_, _ = pjrt.Configure(pjrt.DefaultSearch(), os.Setenv)
+		}
+	})
 }
 
 // Backend returns a GoMLX backend for this process's device, as

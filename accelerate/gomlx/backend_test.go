@@ -43,7 +43,7 @@ func TestChooseBackend(t *testing.T) {
 	if c := ChooseBackend("cpu"); c.Config != "go" || !strings.Contains(c.Why, "no PJRT CPU plugin was found") {
 		t.Errorf("without plugins: %+v", c)
 	}
-	if c := ChooseBackend("cuda:0"); c.Config != "go" || !strings.Contains(c.Why, "jax-cuda12-pjrt") {
+	if c := ChooseBackend("cuda:0"); c.Config != "go" || !strings.Contains(c.Why, "jax[cuda12]") {
 		t.Errorf("a GPU without plugins: %+v", c)
 	}
 	if err := os.WriteFile(filepath.Join(dir, pjrt.FileName("cpu")), []byte("x"), 0o644); err != nil {

@@ -90,7 +90,7 @@
 // # Backends
 //
 // Backend picks XLA when goaccel found a PJRT plugin (package pjrt; the CPU
-// one is installed by make lab, the CUDA one from jax-cuda12-pjrt) and
+// one is installed by make lab, the CUDA one from JAX's jax[cuda12]) and
 // otherwise GoMLX's pure-Go backend, saying once why. The pure-Go backend
 // trains dense models only: GoMLX v0.26.0 lacks the gradients of
 // convolution and max-pooling there.

@@ -45,7 +45,6 @@ BENCH_PY = os.environ.get("GPTB_BENCH_PYTHON", os.path.expanduser("~/.cache/goac
 ROUNDS = int(os.environ.get("GPTB_ROUNDS", "3"))
 CONFIGS = os.environ.get("GPTB_CONFIGS", "small,baby,gpt10m").split(",")
 FULL = os.environ.get("GPTB_FULL", "1") != "0"
-PJRT_DIR = os.environ.get("PJRT_PLUGIN_LIBRARY_PATH") or os.path.expanduser("~/.cache/goaccel/pjrt")
 TRAGEDIES = ["hamlet", "lear", "macbeth", "othello", "romeo_and_juliet", "julius_caesar", "coriolanus"]
 
 MODELS = {
@@ -206,8 +205,9 @@ def main():
     tmp = tempfile.mkdtemp(prefix="goaccel-gptbench-")
     tokens = os.path.join(tmp, "tokens.i32")
     vocab = corpus_tokens(tokens)
-    os.environ["PJRT_PLUGIN_LIBRARY_PATH"] = PJRT_DIR
     os.environ["GOMLX_NO_AUTO_INSTALL"] = "1"
+    # PJRT_PLUGIN_LIBRARY_PATH is left as given: the kernel and the go run
+    # program find goaccel's plugins (CPU, and CUDA on a GPU) themselves.
     model, decls, stmts, ddp = cells()
     binary = go_build(model, decls, stmts, tmp)
     cpus = sorted(os.sched_getaffinity(0))
