@@ -42,7 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 NOTEBOOK = os.path.join(ROOT, "examples", "notebooks", "gpt_shakespeare.ipynb")
 BENCH_PY = os.environ.get("GPTB_BENCH_PYTHON", os.path.expanduser("~/.cache/goaccel/bench-venv/bin/python"))
-ROUNDS = int(os.environ.get("GPTB_ROUNDS", "3"))
+ROUNDS = int(os.environ.get("GPTB_ROUNDS", "5"))
 CONFIGS = os.environ.get("GPTB_CONFIGS", "small,baby,gpt10m").split(",")
 FULL = os.environ.get("GPTB_FULL", "1") != "0"
 TRAGEDIES = ["hamlet", "lear", "macbeth", "othello", "romeo_and_juliet", "julius_caesar", "coriolanus"]

@@ -4,7 +4,7 @@
 # on CPU; see bench.py. Part of `make bench`, never of `make test` or CI:
 # the peers' virtualenv is bench/gomlx's (~/.cache/goaccel/bench-venv).
 #
-#   GPTB_CONFIGS=small,baby,gpt10m GPTB_ROUNDS=3 GPTB_FULL=1 GPTB_BF16=1 bash bench/gpt/run.sh
+#   GPTB_CONFIGS=small,baby,gpt10m GPTB_ROUNDS=5 GPTB_FULL=1 GPTB_BF16=1 bash bench/gpt/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
