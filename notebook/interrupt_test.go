@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/internal/modtest"
 )
 
 // blockingIO is a CellIO whose input requests wait for the cell's end.
@@ -252,11 +254,39 @@ func TestStuckCellIsNamed(t *testing.T) {
 	if !strings.Contains(io2.text("stdout"), "(interrupted, not stopped yet)") {
 		t.Errorf("%%goroutines: %s", io2.text("stdout"))
 	}
-	mustRun(t, e, "syscall.Write(p[1], []byte{1})")
-	waitFor(t, "the stuck goroutine's stop", func() bool {
-		_, g := mustRun(t, e, "%goroutines")
-		return !strings.Contains(g.text("stdout"), "(interrupted, not stopped yet)")
-	})
+	// %jobs names the interrupted cell and what is left of it; %jobs wait
+	// waits for it (the test writes to the pipe once the wait has begun).
+	_, jobs := mustRun(t, e, "%jobs")
+	for _, want := range []string{"cell[", ", interrupted ", " ago: 1 goroutine still running", "[syscall]", "%jobs wait"} {
+		if !strings.Contains(jobs.text("stdout"), want) {
+			t.Errorf("%%jobs lacks %q:\n%s", want, jobs.text("stdout"))
+		}
+	}
+	rw, _ := mustRun(t, e, "p[1]")
+	wfd, err := strconv.Atoi(resultText(rw))
+	if err != nil {
+		t.Fatalf("the pipe's write end: %q", resultText(rw))
+	}
+	wio := &fakeIO{}
+	var wrote sync.Once
+	wio.onStream = func(name, text string) {
+		if strings.Contains(text, "waiting for cell[") {
+			wrote.Do(func() { syscall.Write(wfd, []byte{1}) })
+		}
+	}
+	if r := runIO(t, e, "%jobs wait", wio); r.Err != nil || !regexpMatch(`(?m)^cell\[\d+\] stopped \(waited `, wio.text("stdout")) {
+		t.Fatalf("%%jobs wait: %+v %q", r.Err, wio.text("stdout"))
+	}
+	_, g := mustRun(t, e, "%goroutines")
+	if strings.Contains(g.text("stdout"), "(interrupted, not stopped yet)") {
+		t.Fatalf("after %%jobs wait: %s", g.text("stdout"))
+	}
+	if _, none := mustRun(t, e, "%jobs"); !strings.Contains(none.text("stdout"), "no interrupted cell is still running") {
+		t.Fatalf("%%jobs after the wait: %q", none.text("stdout"))
+	}
+	if r, _ := run(t, e, "%jobs now"); r.Err == nil || !strings.Contains(r.Err.Value, "%jobs takes nothing or wait") {
+		t.Fatalf("%%jobs now: %+v", r.Err)
+	}
 	rr, io3 := mustRun(t, e, "kept")
 	if resultText(rr) != "3" || printedLine(io3.text("stdout"), "after") || printedLine(io.text("stdout"), "after") {
 		t.Fatalf("after the stuck cell: %q %q", resultText(rr), io3.text("stdout"))
@@ -285,5 +315,47 @@ func TestInterruptWhileWaitingForInput(t *testing.T) {
 	r = e.Execute(context.Background(), frontend.ExecuteRequest{Code: "_, err := fmt.Scanln(&s)\nerr.Error()", AllowStdin: false}, &fakeIO{})
 	if r.Err != nil || !strings.Contains(resultText(r), "stdin") {
 		t.Fatalf("stdin not allowed: %+v %q", r.Err, resultText(r))
+	}
+}
+
+// A local module's loop that never calls back into the cell stops at the
+// interrupt: the Builder compiled its package with checks (package
+// safepoint), it unwinds with its deferred calls run, and the next cells
+// run in the kernel it left. Its lines keep their numbers.
+func TestInterruptReachesLocalModuleCode(t *testing.T) {
+	hermetic(t)
+	e := newEngine(t)
+	if e.compiled == nil {
+		t.Skip("compiled cells unavailable: ", e.compErr)
+	}
+	dir := modtest.CopyDir(t, filepath.Join("build", "testdata", "spinmod"))
+	mustRun(t, e, "%use "+dir)
+	mustRun(t, e, "import (\n\t\"fmt\"\n\t\"sync/atomic\"\n\n\t\"example.com/gxspin\"\n)\nvar n int64")
+	io, started := startSignal()
+	r, took := interruptAfter(t, e, `fmt.Println("started")
+spin.Forever(&n, func() { fmt.Println("unwound") })
+fmt.Println("after")`, 100*time.Millisecond, io, started)
+	if r.Err == nil || r.Err.Name != "Interrupted" {
+		t.Fatalf("err %+v, want Interrupted", r.Err)
+	}
+	notStuck(t, r)
+	t.Logf("the interrupt took %v", took)
+	if out := io.text("stdout"); !printedLine(out, "unwound") || printedLine(out, "after") {
+		t.Fatalf("the interrupted cell's output: %q", out)
+	}
+	// It stopped: n no longer grows.
+	a, _ := mustRun(t, e, "atomic.LoadInt64(&n)")
+	time.Sleep(20 * time.Millisecond)
+	b, _ := mustRun(t, e, "atomic.LoadInt64(&n)")
+	if resultText(a) == "0" || resultText(a) != resultText(b) {
+		t.Fatalf("the module's loop did not run, or still runs: n went from %s to %s", resultText(a), resultText(b))
+	}
+	// The lock-holding loop has no check and runs to its end.
+	if _, io := mustRun(t, e, "spin.Held(&n, 1000)\nfmt.Println(\"held done\")"); !printedLine(io.text("stdout"), "held done") {
+		t.Fatalf("spin.Held: %q", io.text("stdout"))
+	}
+	// The rewritten file keeps its name and its lines.
+	if r, _ := mustRun(t, e, "spin.Where()"); resultText(r) != `"spin.go:37"` {
+		t.Fatalf("spin.Where() = %s, want spin.go:37", resultText(r))
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/notebook/cells"
 	"github.com/goaccel/goaccel/notebook/gonb"
+	"github.com/goaccel/goaccel/notebook/internal/session"
 )
 
 // Help is the text of %help.
@@ -28,6 +29,9 @@ const Help = `goaccel magics (lines at the start of a cell):
   %time / %%time   time the rest of the cell (wall time); %time CODE times CODE
   %goroutines      the goroutines cells started that are still running: state,
                    where they were started, where they are
+  %jobs            interrupted cells whose goroutines have not stopped yet
+                   (blocked in a system or cgo call): since when, and where;
+                   %jobs wait waits until they have stopped
   !CMD             run CMD in a shell, streaming its output; a non-zero exit
                    status fails the cell; a line ending in \ continues
 Modules (compiled cells):
@@ -176,6 +180,8 @@ func (e *Engine) runMagic(ctx context.Context, m cells.Magic) (magicResult, *fro
 		return res, e.useMagic(ctx, arg)
 	case "goroutines":
 		stdout(e.goroutines())
+	case "jobs":
+		return res, e.jobs(ctx, arg, stdout)
 	case "time":
 		res.time = true
 		if arg != "" {
@@ -194,6 +200,25 @@ func (e *Engine) goroutines() string {
 		return "goaccel: cells are interpreted here (" + e.compErr.Error() + "); their goroutines are not tracked\n"
 	}
 	return e.compiled.Goroutines()
+}
+
+// jobs runs %jobs [wait].
+func (e *Engine) jobs(ctx context.Context, arg string, stdout func(string)) *frontend.Error {
+	if e.compiled == nil {
+		stdout("goaccel: cells are interpreted here (" + e.compErr.Error() + "); an interrupt stops them where they are\n")
+		return nil
+	}
+	switch strings.TrimSpace(arg) {
+	case "":
+		stdout(e.compiled.Jobs())
+	case "wait":
+		if err := e.compiled.WaitJobs(ctx, stdout); err != nil {
+			return session.ErrInterrupted()
+		}
+	default:
+		return magicError("%%jobs takes nothing or wait, not %q", arg)
+	}
+	return nil
 }
 
 func magicError(format string, a ...any) *frontend.Error {

@@ -8,8 +8,9 @@
 #                  resume test's launches, the launcher, the notebook engine;
 #                  "" runs none)
 #   FLAKE_PYTESTS  e2e pytest runs, ";"-separated, each "files [-k expr]"
-#                  relative to e2e/ (default: launch, multi-node, and the
-#                  interrupt tests of test_client.py; "" runs none)
+#                  relative to e2e/ (default: launch, multi-node,
+#                  test_interrupt.py, and the interrupt tests of
+#                  test_client.py; "" runs none)
 #   FLAKE_LOAD     0 runs without the load generator (default 1)
 #   FLAKE_TIMEOUT  -test.timeout of each run of a package (default 20m)
 #   FLAKE_OUT      where the logs go (default: a new directory in /tmp)
@@ -24,7 +25,7 @@ cd "$(dirname "$0")/.."
 
 N=${FLAKE_N:-20}
 PKGS=${FLAKE_PKGS-./accelerate/pg/ ./accelerate/gomlx/ ./accelerate/internal/resumetest/ ./launcher/... ./notebook/...}
-PYTESTS=${FLAKE_PYTESTS-test_launch.py test_multinode.py;test_client.py -k interrupt or stuck}
+PYTESTS=${FLAKE_PYTESTS-test_launch.py test_multinode.py test_interrupt.py;test_client.py -k interrupt or stuck}
 LOAD=${FLAKE_LOAD:-1}
 TIMEOUT=${FLAKE_TIMEOUT:-20m}
 OUT=${FLAKE_OUT:-$(mktemp -d /tmp/goaccel-flake.XXXXXX)}

@@ -146,8 +146,12 @@ func (b *Builder) buildLocal(ctx context.Context, p *listed) error {
 		}
 		fmt.Fprintf(h, "%s\x00%d\x00", f, len(data))
 		h.Write(data)
+		if file, err = b.localSafepoints(p, file, data); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
 		files = append(files, file)
 	}
+	fmt.Fprintf(h, "%s\x00", safepointsVersion)
 	imports := append([]string(nil), p.Imports...)
 	sort.Strings(imports)
 	for _, imp := range imports {

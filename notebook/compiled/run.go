@@ -145,6 +145,34 @@ func cellGoroutines(gs []gxrt.Goroutine) []CellGoroutine {
 	return out
 }
 
+// Job is an interrupted cell some of whose goroutines did not stop: they
+// are blocked where no check runs (a system call, a cgo call, code without
+// safe points) and stop when they reach one.
+type Job struct {
+	// Cell is the execution count of the cell (0: unknown).
+	Cell int
+	// Since is when it was interrupted.
+	Since time.Time
+	// Gone is closed when its last goroutine ends.
+	Gone <-chan struct{}
+	// Goroutines are those left, as they were when Jobs was called.
+	Goroutines []CellGoroutine
+}
+
+// Jobs lists the interrupted cells that still have goroutines, the oldest
+// first.
+func Jobs() []Job {
+	var out []Job
+	for _, s := range gxrt.StoppedRuns() {
+		j := Job{Since: s.Since, Gone: s.Gone, Goroutines: cellGoroutines(gxrt.Goroutines(s.Run))}
+		if n, ok := runCells.Load(s.Run); ok {
+			j.Cell = n.(int)
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
 // launchNameHook hears the names of launched functions.
 var launchNameHook atomic.Pointer[func(string, any)]
 

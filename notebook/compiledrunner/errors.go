@@ -68,9 +68,9 @@ func (r *Runner) compiledError(err error, src string, count int) *frontend.Error
 // all stop: each is named with what it is doing and where.
 func stuckReport(stuck *compiled.Stuck) *frontend.Error {
 	n := len(stuck.Goroutines)
-	msg := "interrupted, but the cell's goroutine is blocked where it cannot be stopped (outside the cell's code) and keeps running in the background; it stops when it comes back to the cell's code. The state of earlier cells is kept."
+	msg := "interrupted, but the cell's goroutine is blocked where it cannot be stopped (a system call, a cgo call, or library code without safe points) and keeps running in the background; it stops when it comes back to code that checks for interrupts (%jobs shows it, %jobs wait waits for it). The state of earlier cells is kept."
 	if n != 1 {
-		msg = fmt.Sprintf("interrupted, but %d of the cell's goroutines are blocked where they cannot be stopped (outside the cell's code) and keep running in the background; each stops when it comes back to the cell's code. The state of earlier cells is kept.", n)
+		msg = fmt.Sprintf("interrupted, but %d of the cell's goroutines are blocked where they cannot be stopped (a system call, a cgo call, or library code without safe points) and keep running in the background; each stops when it comes back to code that checks for interrupts (%jobs shows them, %jobs wait waits for them). The state of earlier cells is kept.", n)
 	}
 	tb := []string{"Interrupted: " + msg}
 	for _, g := range stuck.Goroutines {

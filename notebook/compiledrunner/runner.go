@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/notebook/autoimport"
@@ -411,6 +412,60 @@ func (r *Runner) Goroutines() string {
 		b.WriteString(goroutineHeader(g) + "\n")
 	}
 	return b.String()
+}
+
+// Jobs describes the interrupted cells whose goroutines did not all stop
+// (%jobs): since when, and what each goroutine left is doing.
+func (r *Runner) Jobs() string {
+	jobs := compiled.Jobs()
+	if len(jobs) == 0 {
+		return "no interrupted cell is still running\n"
+	}
+	var b strings.Builder
+	now := time.Now()
+	for _, j := range jobs {
+		fmt.Fprintf(&b, "%s, interrupted %s ago: %s still running\n", jobCell(j), now.Sub(j.Since).Round(100*time.Millisecond), plural(len(j.Goroutines), "goroutine"))
+		for _, g := range j.Goroutines {
+			b.WriteString("  " + goroutineHeader(g) + "\n")
+		}
+	}
+	b.WriteString("(%jobs wait waits for them to stop)\n")
+	return b.String()
+}
+
+// WaitJobs waits until the goroutines of every interrupted cell listed now
+// have stopped, or ctx ends; say hears each cell's end.
+func (r *Runner) WaitJobs(ctx context.Context, say func(string)) error {
+	jobs := compiled.Jobs()
+	if len(jobs) == 0 {
+		say("no interrupted cell is still running\n")
+		return nil
+	}
+	start := time.Now()
+	for _, j := range jobs {
+		say(fmt.Sprintf("waiting for %s (%s)…\n", jobCell(j), plural(len(j.Goroutines), "goroutine")))
+		select {
+		case <-j.Gone:
+			say(fmt.Sprintf("%s stopped (waited %s)\n", jobCell(j), time.Since(start).Round(100*time.Millisecond)))
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func jobCell(j compiled.Job) string {
+	if j.Cell > 0 {
+		return fmt.Sprintf("cell[%d]", j.Cell)
+	}
+	return "a cell"
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // autoimportCache is where the indexes of modules' packages are kept:

@@ -1,6 +1,7 @@
 package gxrt
 
 import (
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -132,6 +133,26 @@ func applyStopHook() {
 		(*h)(on)
 		stopHookSet = on
 	}
+}
+
+// StoppedRun is an interrupted run some of whose goroutines still run.
+type StoppedRun struct {
+	Run   int64
+	Since time.Time       // when it was stopped
+	Gone  <-chan struct{} // closed when its last goroutine ends
+}
+
+// StoppedRuns lists the interrupted runs that still have goroutines, the
+// oldest first.
+func StoppedRuns() []StoppedRun {
+	regMu.Lock()
+	defer regMu.Unlock()
+	out := make([]StoppedRun, 0, len(stopped))
+	for run, s := range stopped {
+		out = append(out, StoppedRun{Run: run, Since: s.since, Gone: s.gone})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Since.Before(out[j].Since) })
+	return out
 }
 
 // Stopped reports whether run was stopped and still has goroutines.

@@ -1,0 +1,212 @@
+"""Interrupts through the real jupyter_client, where the cell's goroutine is
+not in the cell's own code: in a local module's loop (compiled with safe
+points), in a build, in a module download; and interrupts that come twice,
+between cells, or while a cell's goroutine holds a lock another waits on.
+In every case the kernel stays alive and responsive and keeps the state of
+earlier cells."""
+import http.server
+import os
+import shutil
+import threading
+import time
+
+import pytest
+
+from conftest import ROOT
+from kernelclient import PROMPT, TIMEOUT, collect, result_text, run, running_kernel, shell_reply, stdout_of
+
+
+def not_stuck(reply):
+    tb = "\n".join(reply["content"].get("traceback", []))
+    assert "blocked where it cannot be stopped" not in tb, tb
+
+
+def wait_for_output(kc, msg_id, text):
+    """Waits until the cell prints text; fails if it ends first."""
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        m = kc.get_iopub_msg(timeout=max(0.01, deadline - time.monotonic()))
+        if m["parent_header"].get("msg_id") != msg_id:
+            continue
+        if m["msg_type"] == "stream" and text in m["content"]["text"]:
+            return
+        assert not (m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"), "the cell ended by itself"
+
+
+def cpu_seconds(pid):
+    """User and system CPU time of process pid, from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def kernel_pid(km):
+    return km.provisioner.process.pid
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    with running_kernel() as (km, kc):
+        yield km, kc
+
+
+def test_interrupt_reaches_a_local_modules_loop(tmp_path):
+    """A loop in a local module that never calls back into the cell stops at
+    the interrupt, with the module's deferred call run; the kernel's CPU falls
+    to idle after; nothing is left for %jobs."""
+    mod = tmp_path / "spinmod"
+    shutil.copytree(ROOT / "notebook" / "build" / "testdata" / "spinmod", mod)
+    with running_kernel() as (km, kc):
+        run(kc, f"%use {mod}")
+        reply, _ = run(kc, 'import (\n\t"fmt"\n\t"sync/atomic"\n\n\t"example.com/gxspin"\n)\nvar n int64\nkept := 4')
+        assert reply["content"]["status"] == "ok", reply["content"]
+        msg_id = kc.execute('fmt.Println("started")\nspin.Forever(&n, func() { fmt.Println("unwound") })\nfmt.Println("after")')
+        wait_for_output(kc, msg_id, "started")
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        km.interrupt_kernel()
+        reply = shell_reply(kc, msg_id)
+        elapsed = time.monotonic() - t0
+        out = stdout_of(collect(kc, msg_id))
+        assert reply["content"]["ename"] == "Interrupted", reply["content"]
+        not_stuck(reply)
+        assert "unwound" in out and "after" not in out, out
+        # Idle: the kernel burns no CPU once the cell ended (a loop left
+        # running would burn a whole core).
+        pid = kernel_pid(km)
+        c0, w0 = cpu_seconds(pid), time.monotonic()
+        time.sleep(1.0)
+        load = (cpu_seconds(pid) - c0) / (time.monotonic() - w0)
+        print(f"\nlocal module loop: interrupt → reply {elapsed*1000:.0f} ms; kernel CPU after {load:.2f} cores")
+        assert elapsed < PROMPT
+        assert load < 0.5, f"the kernel still uses {load:.2f} cores after the interrupt"
+        _, out = run(kc, "%jobs")
+        assert "no interrupted cell is still running" in stdout_of(out)
+        _, out = run(kc, "kept")
+        assert result_text(out) == "4"
+
+
+def test_interrupt_twice(kernel):
+    """Two interrupts in a row end the cell once; the next cell runs."""
+    km, kc = kernel
+    run(kc, 'import "fmt"\ntwice := 5')
+    msg_id = kc.execute('fmt.Println("started")\nfor {\n}')
+    wait_for_output(kc, msg_id, "started")
+    km.interrupt_kernel()
+    km.interrupt_kernel()
+    reply = shell_reply(kc, msg_id)
+    collect(kc, msg_id)
+    assert reply["content"]["ename"] == "Interrupted", reply["content"]
+    not_stuck(reply)
+    reply, out = run(kc, "twice")
+    assert reply["content"]["status"] == "ok" and result_text(out) == "5", reply["content"]
+
+
+def test_interrupt_between_cells(kernel):
+    """An interrupt while no cell runs changes nothing."""
+    km, kc = kernel
+    run(kc, "between := 6")
+    km.interrupt_kernel()
+    km.interrupt_kernel()
+    reply, out = run(kc, "between + 1")
+    assert reply["content"]["status"] == "ok", reply["content"]
+    assert result_text(out) == "7"
+
+
+def test_interrupt_during_a_build(kernel):
+    """An interrupt that comes while the cell is built (a new import, a new
+    declaration) ends the cell; the same code runs afterwards."""
+    km, kc = kernel
+    run(kc, "built := 8")
+    code = 'import "encoding/xml"\nfunc xmlName() string {\n\treturn xml.Name{Local: "a"}.Local\n}\n'
+    msg_id = kc.execute('import "fmt"\n' + code + 'fmt.Println("started")\nfor {\n}')
+    # Once the kernel has taken the cell (an interrupt before that finds no
+    # cell to stop), it builds it: the interrupt comes during the build or,
+    # on a fast machine, in the loop.
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        m = kc.get_iopub_msg(timeout=max(0.01, deadline - time.monotonic()))
+        if m["parent_header"].get("msg_id") == msg_id and m["msg_type"] == "execute_input":
+            break
+    km.interrupt_kernel()
+    reply = shell_reply(kc, msg_id)
+    collect(kc, msg_id)
+    assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "Interrupted", reply["content"]
+    not_stuck(reply)
+    reply, out = run(kc, 'import "fmt"\n' + code + "xmlName()")
+    assert reply["content"]["status"] == "ok", reply["content"]
+    assert result_text(out) == '"a"'
+    _, out = run(kc, "built")
+    assert result_text(out) == "8"
+
+
+class _HangingProxy(http.server.BaseHTTPRequestHandler):
+    """A module proxy that never answers (until the test ends)."""
+    release = threading.Event()
+
+    def do_GET(self):
+        self.release.wait(TIMEOUT)
+        try:
+            self.send_error(404)
+        except OSError:
+            pass  # the go command was stopped and has gone
+
+    def log_message(self, *args):
+        pass
+
+
+def test_interrupt_during_a_module_download(kernel):
+    """An import whose module is being fetched (from a proxy that hangs) ends
+    at the interrupt; the kernel answers and keeps its state."""
+    km, kc = kernel
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _HangingProxy)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    _, out = run(kc, "%env GOPROXY")
+    before = stdout_of(out).strip()
+    try:
+        run(kc, f"%env GOPROXY=http://127.0.0.1:{server.server_address[1]}")
+        run(kc, "fetched := 9")
+        msg_id = kc.execute('import "example.com/gxhang/pkg"\npkg.F()')
+        # The kernel says it fetches the module (stderr) before it blocks.
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            m = kc.get_iopub_msg(timeout=max(0.01, deadline - time.monotonic()))
+            if m["parent_header"].get("msg_id") == msg_id and m["msg_type"] == "stream" and "gxhang" in m["content"]["text"]:
+                break
+            assert not (m["parent_header"].get("msg_id") == msg_id and m["msg_type"] == "status"
+                        and m["content"]["execution_state"] == "idle"), "the import ended by itself"
+        t0 = time.monotonic()
+        km.interrupt_kernel()
+        reply = shell_reply(kc, msg_id)
+        elapsed = time.monotonic() - t0
+        collect(kc, msg_id)
+        assert reply["content"]["status"] == "error", reply["content"]
+        assert "nterrupt" in reply["content"]["ename"] + reply["content"]["evalue"], reply["content"]
+        assert elapsed < PROMPT
+        print(f"\nmodule download: interrupt → reply {elapsed*1000:.0f} ms")
+    finally:
+        _HangingProxy.release.set()
+        server.shutdown()
+        run(kc, f"%env GOPROXY={before}")
+    _, out = run(kc, "fetched")
+    assert result_text(out) == "9"
+
+
+def test_interrupt_while_a_lock_is_held(kernel):
+    """The cell's goroutine holds a lock another goroutine of the cell waits
+    on: both stop; the lock stays held, as the cell left it."""
+    km, kc = kernel
+    run(kc, 'import (\n\t"fmt"\n\t"sync"\n)\nvar held sync.Mutex')
+    msg_id = kc.execute('held.Lock()\ngo func() {\n\theld.Lock()\n\tfmt.Println("got it")\n}()\n'
+                        'fmt.Println("started")\nfor {\n}')
+    wait_for_output(kc, msg_id, "started")
+    km.interrupt_kernel()
+    reply = shell_reply(kc, msg_id)
+    out = stdout_of(collect(kc, msg_id))
+    assert reply["content"]["ename"] == "Interrupted", reply["content"]
+    not_stuck(reply)
+    assert "got it" not in out
+    _, out = run(kc, "%goroutines")
+    assert "no goroutine started by a cell is running" in stdout_of(out)
+    _, out = run(kc, "held.TryLock()")
+    assert result_text(out) == "false"

@@ -1,0 +1,3 @@
+module example.com/gxspin
+
+go 1.21
