@@ -70,7 +70,7 @@ func stuckReport(stuck *compiled.Stuck) *frontend.Error {
 	n := len(stuck.Goroutines)
 	msg := "interrupted, but the cell's goroutine is blocked where it cannot be stopped (a system call, a cgo call, or library code without safe points) and keeps running in the background; it stops when it comes back to code that checks for interrupts (%jobs shows it, %jobs wait waits for it). The state of earlier cells is kept."
 	if n != 1 {
-		msg = fmt.Sprintf("interrupted, but %d of the cell's goroutines are blocked where they cannot be stopped (a system call, a cgo call, or library code without safe points) and keep running in the background; each stops when it comes back to code that checks for interrupts (%jobs shows them, %jobs wait waits for them). The state of earlier cells is kept.", n)
+		msg = fmt.Sprintf("interrupted, but %d of the cell's goroutines are blocked where they cannot be stopped (a system call, a cgo call, or library code without safe points) and keep running in the background; each stops when it comes back to code that checks for interrupts (%%jobs shows them, %%jobs wait waits for them). The state of earlier cells is kept.", n)
 	}
 	tb := []string{"Interrupted: " + msg}
 	for _, g := range stuck.Goroutines {
