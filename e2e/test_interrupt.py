@@ -210,3 +210,78 @@ def test_interrupt_while_a_lock_is_held(kernel):
     assert "no goroutine started by a cell is running" in stdout_of(out)
     _, out = run(kc, "held.TryLock()")
     assert result_text(out) == "false"
+
+
+GOMLX_SETUP = '''import (
+	"fmt"
+
+	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/datasets"
+	"github.com/gomlx/gomlx/pkg/ml/layers"
+	"github.com/gomlx/gomlx/pkg/ml/train/losses"
+	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
+
+	"github.com/goaccel/goaccel/accelerate"
+	gxa "github.com/goaccel/goaccel/accelerate/gomlx"
+)
+
+acc, err := accelerate.NewAccelerator()
+if err != nil {
+	panic(err)
+}
+backend, err := gxa.AcceleratorBackend(acc)
+if err != nil {
+	panic(err)
+}
+xs, ys := make([][]float32, 256), make([][]float32, 256)
+for i := range xs {
+	x := float32(i) / 256
+	xs[i], ys[i] = []float32{x}, []float32{3*x + 1}
+}
+ds, err := datasets.InMemoryFromData(backend, "line", []any{xs}, []any{ys})
+if err != nil {
+	panic(err)
+}
+ds.BatchSize(32, true).Infinite(true)
+line := func(ctx *context.Context, _ any, in []*graph.Node) []*graph.Node {
+	return []*graph.Node{layers.DenseWithBias(ctx, in[0], 1)}
+}
+tr, err := gxa.NewTrainer(acc, backend, context.New(), line, losses.MeanSquaredError, optimizers.Adam().Done(), nil, nil)
+if err != nil {
+	panic(err)
+}'''
+
+
+def test_interrupt_stops_gomlx_training():
+    """A cell training a GoMLX model with gxa.NewLoop (GoMLX's train.Loop
+    and dataset: no cell code runs while it trains) stops at the next step
+    when interrupted; the kernel's CPU falls to idle; the next cell trains
+    the same model on from the step it stopped at."""
+    with running_kernel() as (km, kc):
+        reply, _ = run(kc, GOMLX_SETUP)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        msg_id = kc.execute('fmt.Println("started")\ngxa.NewLoop(tr, gxa.WithoutProgress()).RunSteps(ds, 1_000_000_000)')
+        wait_for_output(kc, msg_id, "started")
+        time.sleep(1.0)  # training (its first step compiles the graph)
+        t0 = time.monotonic()
+        km.interrupt_kernel()
+        reply = shell_reply(kc, msg_id)
+        elapsed = time.monotonic() - t0
+        collect(kc, msg_id)
+        assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "Interrupted", reply["content"]
+        not_stuck(reply)
+        pid = kernel_pid(km)
+        c0, w0 = cpu_seconds(pid), time.monotonic()
+        time.sleep(1.0)
+        load = (cpu_seconds(pid) - c0) / (time.monotonic() - w0)
+        _, out = run(kc, "stoppedAt := tr.GlobalStep()\nstoppedAt")
+        stopped_at = int(result_text(out))
+        print(f"\nGoMLX training: interrupt → reply {elapsed*1000:.0f} ms at step {stopped_at}; kernel CPU after {load:.2f} cores")
+        assert elapsed < PROMPT
+        assert load < 0.5, f"the kernel still uses {load:.2f} cores after the interrupt"
+        assert stopped_at > 0
+        reply, out = run(kc, "_, err = gxa.NewLoop(tr, gxa.WithoutProgress()).RunSteps(ds, 5)\n"
+                             "fmt.Println(err, tr.GlobalStep() - stoppedAt)")
+        assert reply["content"]["status"] == "ok", reply["content"]
+        assert stdout_of(out).strip() == "<nil> 5", stdout_of(out)

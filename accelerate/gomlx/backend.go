@@ -18,6 +18,7 @@ import (
 
 	_ "github.com/goaccel/goaccel/accelerate/gomlx/vjp" // gradients of matrix products that are matrix products
 	"github.com/goaccel/goaccel/internal/launchenv"
+	"github.com/goaccel/goaccel/interrupt"
 	"github.com/goaccel/goaccel/pjrt"
 )
 
@@ -166,6 +167,7 @@ func must[T any](v T, err error) T {
 func catch(f func()) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			interrupt.Repanic(r) // an interrupted cell stops; it gets no error
 			if e, ok := r.(error); ok {
 				err = e
 			} else {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/goaccel/goaccel/interrupt"
 )
 
 // SampleOptions configure Generate: how the next token is drawn from the
@@ -56,6 +58,7 @@ func (t *Trainer) Generate(prompt []int32, n, block int, opts SampleOptions) ([]
 	out := append([]int32(nil), prompt...)
 	window := make([]int32, block)
 	for range n {
+		interrupt.Point() // an interrupted cell stops between two tokens
 		ctxTokens := out[max(0, len(out)-block):]
 		clear(window)
 		copy(window, ctxTokens)

@@ -11,6 +11,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/train"
 
 	"github.com/goaccel/goaccel/display"
+	"github.com/goaccel/goaccel/interrupt"
 )
 
 // Priorities of the hooks NewLoop attaches (GoMLX runs lower first).
@@ -20,6 +21,9 @@ const (
 	SyncPriority train.Priority = math.MinInt32
 	// LogPriority logs the step's metrics, after the step is complete.
 	LogPriority train.Priority = -1000
+	// InterruptPriority runs last at every step: an interrupted cell's
+	// loop stops there, after the step and every other hook are done.
+	InterruptPriority train.Priority = math.MaxInt32
 )
 
 // LoopOption configures NewLoop.
@@ -57,6 +61,12 @@ func NewLoop(t *Trainer, opts ...LoopOption) *train.Loop {
 	loop := train.NewLoop(t.trainer)
 	loop.OnStep("goaccel: all-reduce and update", SyncPriority, func(*train.Loop, []*tensors.Tensor) error {
 		return t.afterStep()
+	})
+	// A safe point between two steps: the variables hold the step just
+	// completed, and the next cell may go on training from there.
+	loop.OnStep("goaccel: interrupt", InterruptPriority, func(*train.Loop, []*tensors.Tensor) error {
+		interrupt.Point()
+		return nil
 	})
 	var bar *display.Progress
 	main := t.acc.IsMainProcess()

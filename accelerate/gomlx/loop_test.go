@@ -12,6 +12,7 @@ import (
 	"github.com/goaccel/goaccel/accelerate"
 	"github.com/goaccel/goaccel/display"
 	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/interrupt"
 )
 
 // recordingTracker is a custom tracker (as a cell would define one) that
@@ -94,5 +95,66 @@ func TestLoopLogsAndShowsProgress(t *testing.T) {
 	last := shown.texts[len(shown.texts)-1]
 	if !strings.HasPrefix(last, "training [") || !strings.Contains(last, "10/10") || !strings.Contains(last, "~loss ") {
 		t.Errorf("the progress bar's last state: %q", last)
+	}
+}
+
+// unwinding is what an interrupted cell's goroutine panics with (the
+// kernel's gxrt.Interrupt, here a stand-in).
+type unwinding struct{}
+
+func (unwinding) Error() string    { return "interrupted" }
+func (unwinding) CellInterrupted() {}
+
+// An interrupted cell's loop stops at the end of a step: the step and its
+// hooks are complete, the variables hold it, and the next RunSteps goes on
+// from there.
+func TestLoopStopsBetweenStepsWhenInterrupted(t *testing.T) {
+	acc := newAccelerator(t)
+	tr, err := NewTrainer(acc, pureGo(t), toyContext(), toyModel, toyLoss, toyOptimizer(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop := NewLoop(tr, WithoutProgress())
+	var logged []int64
+	loop.OnStep("test", 0, func(*train.Loop, []*tensors.Tensor) error {
+		logged = append(logged, int64(tr.GlobalStep()))
+		return nil
+	})
+	stopAt := int64(3)
+	defer interrupt.SetCheck(func() {
+		if int64(tr.GlobalStep()) >= stopAt {
+			panic(unwinding{})
+		}
+	})()
+	ds := &toyDataset{d: newToyData(), batch: 32}
+	unwound := func() (r any) {
+		defer func() { r = recover() }()
+		_, _ = loop.RunSteps(ds, 50) // it would run 50 steps without the interrupt
+		return nil
+	}()
+	if !interrupt.IsUnwinding(unwound) {
+		t.Fatalf("RunSteps ended with %v, want the interrupt's unwinding", unwound)
+	}
+	if got := int64(tr.GlobalStep()); got != 3 || len(logged) != 3 {
+		t.Fatalf("stopped at global step %d after hooks saw %v, want step 3 complete", got, logged)
+	}
+	// The next cell trains on from step 3.
+	stopAt = 1 << 62
+	if _, err := NewLoop(tr, WithoutProgress()).RunSteps(ds, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := int64(tr.GlobalStep()); got != 5 {
+		t.Fatalf("after 2 more steps: global step %d, want 5", got)
+	}
+	// The package's recovery of GoMLX's panics (Eval, Predict) lets the
+	// unwinding through: the cell stops rather than get an error.
+	stopAt = 0
+	r := func() (r any) {
+		defer func() { r = recover() }()
+		_ = catch(func() { interrupt.Point() })
+		return nil
+	}()
+	if !interrupt.IsUnwinding(r) {
+		t.Fatalf("catch turned the unwinding into %v", r)
 	}
 }

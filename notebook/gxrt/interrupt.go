@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/goaccel/goaccel/interrupt"
 )
 
 // Interrupts.
@@ -37,6 +39,13 @@ import (
 type Interrupt struct{}
 
 func (Interrupt) Error() string { return "interrupted" }
+
+// CellInterrupted makes Interrupt an interrupt.Unwinding: library code
+// that recovers panics lets it through.
+func (Interrupt) CellInterrupted() {}
+
+// Library code's safe points (interrupt.Point) run Check.
+func init() { interrupt.SetCheck(Check) }
 
 // StopGrace is how long the goroutines of a stopped run have to stop
 // before the run counts as stuck.
