@@ -45,6 +45,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/goaccel/goaccel/notebook/cells"
 )
 
 // CheckImport is the package whose Check the rewritten code calls.
@@ -122,29 +124,8 @@ func declName(d ast.Decl) string {
 	if !ok {
 		return "init"
 	}
-	if fd.Recv == nil || len(fd.Recv.List) == 0 {
-		return fd.Name.Name
-	}
-	t := fd.Recv.List[0].Type
-	for {
-		switch x := t.(type) {
-		case *ast.StarExpr:
-			t = x.X
-			continue
-		case *ast.IndexExpr:
-			t = x.X
-			continue
-		case *ast.IndexListExpr:
-			t = x.X
-			continue
-		case *ast.ParenExpr:
-			t = x.X
-			continue
-		}
-		break
-	}
-	if id, ok := t.(*ast.Ident); ok {
-		return id.Name + "." + fd.Name.Name
+	if t := cells.ReceiverType(fd); t != "" {
+		return t + "." + fd.Name.Name
 	}
 	return fd.Name.Name
 }
