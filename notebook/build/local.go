@@ -137,6 +137,7 @@ func (b *Builder) buildLocal(ctx context.Context, p *listed) error {
 	if b.lib != nil {
 		fmt.Fprintf(h, "linkshared\x00")
 	}
+	checks, rewrite := b.wantsSafepoints(p)
 	var files []string
 	for _, f := range p.GoFiles {
 		file := filepath.Join(p.Dir, f)
@@ -146,7 +147,7 @@ func (b *Builder) buildLocal(ctx context.Context, p *listed) error {
 		}
 		fmt.Fprintf(h, "%s\x00%d\x00", f, len(data))
 		h.Write(data)
-		if file, err = b.localSafepoints(p, file, data); err != nil {
+		if file, err = b.localSafepoints(checks, rewrite, file, data); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
 		files = append(files, file)

@@ -36,11 +36,10 @@ func (b *Builder) wantsSafepoints(p *listed) (safepoint.Choice, bool) {
 }
 
 // localSafepoints is the file to compile for file (holding data) of a
-// local module's package p: a rewritten copy under the Builder's cache,
-// or file itself when it gets no checks.
-func (b *Builder) localSafepoints(p *listed, file string, data []byte) (string, error) {
-	ch, ok := b.wantsSafepoints(p)
-	if !ok {
+// local module's package, whose checks wantsSafepoints gave: a rewritten
+// copy under the Builder's cache, or file itself when it gets no checks.
+func (b *Builder) localSafepoints(ch safepoint.Choice, rewrite bool, file string, data []byte) (string, error) {
+	if !rewrite {
 		return file, nil
 	}
 	out, changed, err := safepoint.Rewrite(file, data, ch.Funcs)

@@ -136,13 +136,17 @@ func Goroutines() []CellGoroutine { return cellGoroutines(gxrt.Goroutines(0)) }
 func cellGoroutines(gs []gxrt.Goroutine) []CellGoroutine {
 	var out []CellGoroutine
 	for _, g := range gs {
-		cg := CellGoroutine{Goroutine: g}
-		if n, ok := runCells.Load(g.Run); ok {
-			cg.Cell = n.(int)
-		}
-		out = append(out, cg)
+		out = append(out, CellGoroutine{Goroutine: g, Cell: cellOf(g.Run)})
 	}
 	return out
+}
+
+// cellOf is the execution count of run's cell (0: unknown).
+func cellOf(run int64) int {
+	if n, ok := runCells.Load(run); ok {
+		return n.(int)
+	}
+	return 0
 }
 
 // Job is an interrupted cell some of whose goroutines did not stop: they
@@ -164,11 +168,7 @@ type Job struct {
 func Jobs() []Job {
 	var out []Job
 	for _, s := range gxrt.StoppedRuns() {
-		j := Job{Since: s.Since, Gone: s.Gone, Goroutines: cellGoroutines(gxrt.Goroutines(s.Run))}
-		if n, ok := runCells.Load(s.Run); ok {
-			j.Cell = n.(int)
-		}
-		out = append(out, j)
+		out = append(out, Job{Cell: cellOf(s.Run), Since: s.Since, Gone: s.Gone, Goroutines: cellGoroutines(gxrt.Goroutines(s.Run))})
 	}
 	return out
 }
