@@ -285,3 +285,39 @@ def test_interrupt_stops_gomlx_training():
                              "fmt.Println(err, tr.GlobalStep() - stoppedAt)")
         assert reply["content"]["status"] == "ok", reply["content"]
         assert stdout_of(out).strip() == "<nil> 5", stdout_of(out)
+
+
+def test_interrupt_stops_gomlx_own_loop():
+    """GoMLX's own train.Loop and dataset, from the module cache, compiled
+    with interrupt checks: an interrupted training stops between two steps,
+    the kernel is idle after, and the model trains on."""
+    with running_kernel() as (km, kc):
+        reply, _ = run(kc, GOMLX_SETUP)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        reply, _ = run(kc, 'import "github.com/gomlx/gomlx/pkg/ml/train"\n'
+                           "gtr := train.NewTrainer(backend, context.New(), line, losses.MeanSquaredError, optimizers.Adam().Done(), nil, nil)")
+        assert reply["content"]["status"] == "ok", reply["content"]
+        msg_id = kc.execute('fmt.Println("started")\ntrain.NewLoop(gtr).RunSteps(ds, 1_000_000_000)')
+        wait_for_output(kc, msg_id, "started")
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        km.interrupt_kernel()
+        reply = shell_reply(kc, msg_id)
+        elapsed = time.monotonic() - t0
+        collect(kc, msg_id)
+        assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "Interrupted", reply["content"]
+        not_stuck(reply)
+        pid = kernel_pid(km)
+        c0, w0 = cpu_seconds(pid), time.monotonic()
+        time.sleep(1.0)
+        load = (cpu_seconds(pid) - c0) / (time.monotonic() - w0)
+        _, out = run(kc, "stoppedAt := gtr.GlobalStep()\nstoppedAt")
+        stopped_at = int(result_text(out))
+        print(f"\nGoMLX's own loop: interrupt → reply {elapsed*1000:.0f} ms at step {stopped_at}; kernel CPU after {load:.2f} cores")
+        assert elapsed < PROMPT
+        assert load < 0.5, f"the kernel still uses {load:.2f} cores after the interrupt"
+        assert stopped_at > 0
+        reply, out = run(kc, "_, err = train.NewLoop(gtr).RunSteps(ds, 5)\n"
+                             "fmt.Println(err, gtr.GlobalStep() - stoppedAt)")
+        assert reply["content"]["status"] == "ok", reply["content"]
+        assert stdout_of(out).strip() == "<nil> 5", stdout_of(out)

@@ -359,3 +359,49 @@ fmt.Println("after")`, 100*time.Millisecond, io, started)
 		t.Fatalf("spin.Where() = %s, want spin.go:37", resultText(r))
 	}
 }
+
+// A loop of a module from the module cache (fetched through the proxy)
+// that never calls back into the cell stops at the interrupt: the Builder
+// compiled its package with checks (notebook/build's modsafepoints.go), it
+// unwinds with its deferred calls run, and the next cells run in the
+// kernel it left; the session module's go.mod keeps its version.
+func TestInterruptReachesModuleCode(t *testing.T) {
+	hermetic(t)
+	e := newEngine(t)
+	if e.compiled == nil {
+		t.Skip("compiled cells unavailable: ", e.compErr)
+	}
+	mustRun(t, e, "import (\n\t\"fmt\"\n\t\"sync/atomic\"\n\n\t\"example.com/gxfix/spin\"\n)\nvar n int64")
+	io, started := startSignal()
+	r, took := interruptAfter(t, e, `fmt.Println("started")
+spin.Forever(&n, func() { fmt.Println("unwound") })
+fmt.Println("after")`, 100*time.Millisecond, io, started)
+	if r.Err == nil || r.Err.Name != "Interrupted" {
+		t.Fatalf("err %+v, want Interrupted", r.Err)
+	}
+	notStuck(t, r)
+	t.Logf("the interrupt took %v", took)
+	if out := io.text("stdout"); !printedLine(out, "unwound") || printedLine(out, "after") {
+		t.Fatalf("the interrupted cell's output: %q", out)
+	}
+	// It stopped: n no longer grows.
+	r1, _ := mustRun(t, e, "atomic.LoadInt64(&n) > 0")
+	if resultText(r1) != "true" {
+		t.Fatalf("the loop never ran: %s", resultText(r1))
+	}
+	a, _ := mustRun(t, e, "atomic.LoadInt64(&n)")
+	time.Sleep(20 * time.Millisecond)
+	b, _ := mustRun(t, e, "atomic.LoadInt64(&n)")
+	if resultText(a) != resultText(b) {
+		t.Fatalf("the module's loop still runs: n went from %s to %s", resultText(a), resultText(b))
+	}
+	// The lock-holding loop has no safe point: it runs to its end.
+	r2, _ := mustRun(t, e, "spin.Held(&n, 1000)\nfmt.Println(\"held done\")")
+	if r2.Err != nil {
+		t.Fatalf("spin.Held: %+v", r2.Err)
+	}
+	_, mod := mustRun(t, e, "%go mod")
+	if !regexpMatch(`replace example.com/gxfix/spin v1.0.0 => \S+/goaccel-safepoint-links/example.com/gxfix/spin@v1.0.0`, mod.text("stdout")) {
+		t.Fatalf("%%go mod: %s", mod.text("stdout"))
+	}
+}

@@ -55,6 +55,10 @@ type Builder struct {
 	sharedErr  error
 	views      viewState // views of lib for links (views.go)
 
+	// modSP gives packages of the module cache's modules interrupt
+	// checks (modsafepoints.go).
+	modSP modSafepoints
+
 	attMu       sync.Mutex // guards the fields below
 	attCtx      context.Context
 	attProgress func(string)
@@ -118,7 +122,8 @@ func New(ctx context.Context, opts Options) (*Builder, error) {
 	}
 	return &Builder{host: host, tc: tc, mod: mod, root: root, sharedDir: sharedDir, wantShared: sharedWanted(host),
 		archives: map[string]string{}, listErrs: map[string]error{}, cells: map[string]bool{},
-		pkgs: map[string]*listed{}, local: newLocalState()}, nil
+		pkgs: map[string]*listed{}, local: newLocalState(),
+		modSP: modSafepoints{dir: filepath.Join(filepath.Dir(sharedDir), "safepoints")}}, nil
 }
 
 // Close removes the session module.

@@ -21,8 +21,8 @@ type listedModule struct {
 // replaced module's is its replacement, path@version, or the directory
 // alone for a local replacement.
 func (m *listedModule) version() string {
-	if m.Replace == nil {
-		return m.Version
+	if m.Replace == nil || isSafepointLink(m.Replace.Path) {
+		return m.Version // a link to the module cache's copy (modsafepoints.go) is that version
 	}
 	if m.Replace.Version == "" {
 		return m.Replace.Path

@@ -386,6 +386,9 @@ func (m *sessionModule) use(ctx context.Context, dir string, pinned map[string]s
 		return "", fmt.Errorf("%s is goaccel itself, which the kernel already links", abs)
 	}
 	err = m.guard(ctx, "the local module "+path+" ("+abs+")", "", pinned, func() ([]listedModule, error) {
+		if err := m.dropLinks(ctx, path); err != nil {
+			return nil, err
+		}
 		err := m.goCmd(ctx, io.Discard, progress, "mod", "edit", "-replace", path+"="+abs, "-require", path+"@"+zeroVersion)
 		if err != nil {
 			return nil, err
@@ -415,8 +418,31 @@ func (m *sessionModule) use(ctx context.Context, dir string, pinned map[string]s
 // replace adds a replace directive (a go.work's) to the session module.
 func (m *sessionModule) replace(ctx context.Context, old, new string, pinned map[string]string) error {
 	return m.guard(ctx, "replace "+old+" => "+new, "", pinned, func() ([]listedModule, error) {
+		if err := m.dropLinks(ctx, modulePart(old)); err != nil {
+			return nil, err
+		}
 		return nil, m.goCmd(ctx, io.Discard, nil, "mod", "edit", "-replace", old+"="+new)
 	})
+}
+
+// dropLinks drops the replacements of module path by links made for
+// interrupt checks (modsafepoints.go): they name a version, and a replace
+// directive naming a version wins over the user's for every version.
+func (m *sessionModule) dropLinks(ctx context.Context, path string) error {
+	ej, err := m.edits(ctx)
+	if err != nil {
+		return err
+	}
+	args := []string{"mod", "edit"}
+	for _, r := range ej.Replace {
+		if r.Old.Path == path && isSafepointLink(r.New.Path) {
+			args = append(args, "-dropreplace="+r.Old.Path+"@"+r.Old.Version)
+		}
+	}
+	if len(args) == 2 {
+		return nil
+	}
+	return m.goCmd(ctx, io.Discard, nil, args...)
 }
 
 // requires lists the requirements of a go.mod text: path → version.

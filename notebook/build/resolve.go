@@ -37,7 +37,8 @@ type listed struct {
 // isLocal reports whether p belongs to a local module: one replaced by a
 // directory (%use, go.work), goaccel itself excepted.
 func (p *listed) isLocal() bool {
-	return p.Module != nil && p.Module.Path != ModulePath && p.Module.Replace != nil && p.Module.Replace.Version == ""
+	return p.Module != nil && p.Module.Path != ModulePath && p.Module.Replace != nil && p.Module.Replace.Version == "" &&
+		!isSafepointLink(p.Module.Replace.Path)
 }
 
 // listFields are the fields resolving asks go list for.
@@ -153,6 +154,7 @@ func (b *Builder) resolveLocked(ctx context.Context, paths []string, progress fu
 	if b.wantShared {
 		args = append(args, "-linkshared")
 	}
+	listArgs := append(append([]string(nil), args...), b.modSP.overlayFlag()...)
 	err := b.mod.goCmd(ctx, &out, func(line string) {
 		if p, ok := strings.CutPrefix(line, "go: finding module for package "); ok {
 			if !slices.Contains(finding, p) {
@@ -162,7 +164,7 @@ func (b *Builder) resolveLocked(ctx context.Context, paths []string, progress fu
 			return
 		}
 		say(line)
-	}, append(args, todo...)...)
+	}, append(listArgs, todo...)...)
 	stop()
 	if err != nil && ctx.Err() == nil && noVersionList(err) {
 		// The proxy lists no versions, so the go command cannot pick the
@@ -174,7 +176,7 @@ func (b *Builder) resolveLocked(ctx context.Context, paths []string, progress fu
 				b.modList = nil
 				out.Reset()
 				finding = nil
-				err = b.mod.goCmd(ctx, &out, say, append(args, todo...)...)
+				err = b.mod.goCmd(ctx, &out, say, append(listArgs, todo...)...)
 			}
 		}
 	}
@@ -189,6 +191,13 @@ func (b *Builder) resolveLocked(ctx context.Context, paths []string, progress fu
 	pkgs, err := decodeListed(&out)
 	if err != nil {
 		return err
+	}
+	if pkgs, err = b.relistWithSafepoints(ctx, pkgs, args, todo); err != nil {
+		b.mod.restore(before)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &ImportError{Path: todo[0], Err: err}
 	}
 	if after := b.mod.snapshot(); !bytes.Equal(after.mod, before.mod) {
 		// The modules the go command found for packages of todo.

@@ -16,8 +16,8 @@ import (
 // //line directive keeps the original's name and line numbers. Which of
 // their functions get checks, safepoint.Select decides.
 //
-// Modules from the module cache are compiled by the go command, whose
-// -overlay may not replace files there; they are not rewritten yet.
+// Modules from the module cache, which the go command compiles, get
+// theirs through its -overlay (modsafepoints.go).
 
 // safepointsVersion names the rewrite: a change to package safepoint that
 // changes its output changes it, and with it every key that includes it.

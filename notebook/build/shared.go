@@ -125,16 +125,39 @@ func (b *Builder) buildShared(ctx context.Context, say func(string)) (*sharedLib
 		roots = append(roots, ModulePath+"/"+p)
 	}
 	listedPkgs := b.keptListing()
-	if listedPkgs == nil {
+	if listedPkgs != nil {
+		// The kept listing was made with the replacements and the overlay
+		// of interrupt checks: this session module gets them too.
+		if _, err := b.cachedSafepoints(ctx, listedPkgs); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		// What the packages are first (nothing is built): their modules get
+		// their interrupt checks before the listing below builds them.
+		var pre bytes.Buffer
+		if err := b.mod.goCmd(ctx, &pre, nil, append(append([]string{"list", "-e", "-buildmode=plugin", "-deps",
+			"-json=" + listFields}, b.mod.buildFlags()...), roots...)...); err != nil {
+			return nil, nil, fmt.Errorf("listing the shared library's packages: %w", err)
+		}
+		prelisted, err := decodeListed(&pre)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, err := b.cachedSafepoints(ctx, prelisted); err != nil {
+			return nil, nil, err
+		}
 		args := append([]string{"list", "-e", "-export", "-buildmode=plugin", "-linkshared", "-deps", "-json=" + listFields}, b.mod.buildFlags()...)
 		var out bytes.Buffer
-		err := b.mod.goCmd(ctx, &out, nil, append(args, roots...)...)
+		err = b.mod.goCmd(ctx, &out, nil, append(append(args, b.modSP.overlayFlag()...), roots...)...)
 		stop()
 		if err != nil {
 			return nil, nil, fmt.Errorf("building the shared library's packages: %w", err)
 		}
 		if listedPkgs, err = decodeListed(&out); err != nil {
 			return nil, nil, err
+		}
+		if listedPkgs, err = b.relistWithSafepoints(ctx, listedPkgs, args, roots); err != nil {
+			return nil, nil, fmt.Errorf("building the shared library's packages: %w", err)
 		}
 		b.keepListing(listedPkgs)
 	}

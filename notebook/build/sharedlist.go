@@ -31,7 +31,7 @@ func (b *Builder) listingFile() string { return filepath.Join(b.sharedDir, "list
 // stamp describes what the listing of pkgs depends on.
 func (b *Builder) stamp(pkgs []*listed) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%q\x00", b.tc.Version, os.Getenv("GOFLAGS"), sharedRoots)
+	fmt.Fprintf(h, "%s\x00%s\x00%q\x00%s\x00", b.tc.Version, os.Getenv("GOFLAGS"), sharedRoots, safepointsVersion)
 	for _, f := range []string{"go.mod", "go.sum"} {
 		data, _ := os.ReadFile(filepath.Join(b.host.SourceDir, f))
 		fmt.Fprintf(h, "%s %d\x00", f, len(data))

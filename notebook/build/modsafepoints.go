@@ -1,0 +1,294 @@
+package build
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"golang.org/x/mod/module"
+
+	"github.com/goaccel/goaccel/notebook/safepoint"
+)
+
+// Packages of modules from the module cache (GoMLX, a module fetched on
+// import) get interrupt checks too. The go command compiles them, and its
+// -overlay, which makes it read other files in place of some, refuses
+// files under GOMODCACHE; so the session module replaces such a module
+// (at its version) with a directory outside GOMODCACHE that is a symbolic
+// link to the module cache's copy:
+//
+//	replace github.com/gomlx/gomlx v0.26.0 => <cache>/safepoints/goaccel-safepoint-links/github.com/gomlx/gomlx@v0.26.0
+//
+// and the overlay gives the packages that get checks rewritten copies of
+// their files, named by the version of the rewrite and the original's
+// content. Every go command that lists or builds packages gets the
+// overlay as it is, so a package is compiled one way in every build of a
+// session; the shared library's kept listing brings its replacements with
+// it. The link keeps the module's path and version in every file name, so
+// stack traces and code that reads versions from paths see what they saw.
+
+// modSafepoints is the Builder's replacements and overlay.
+type modSafepoints struct {
+	mu         sync.Mutex
+	dir        string            // <cache>/safepoints
+	modcache   string            // GOMODCACHE, once known
+	redirected map[string]string // "path@version" → its link
+	replace    map[string]string // overlay: file → rewritten copy
+	looked     map[string]bool   // package directories looked at
+	file       string            // the overlay file ("" while empty)
+}
+
+// linkDirName names the directory of the links: a replacement whose
+// directory lies under one is a module cache's module, not a local module
+// (isSafepointLink).
+const linkDirName = "goaccel-safepoint-links"
+
+func (s *modSafepoints) linkRoot() string { return filepath.Join(s.dir, linkDirName) }
+
+// ours reports whether dir is one of the links of the replacements.
+func (s *modSafepoints) ours(dir string) bool { return isSafepointLink(dir) }
+
+// isSafepointLink reports whether a replacement's directory is a link made
+// for interrupt checks.
+func isSafepointLink(dir string) bool {
+	sep := string(filepath.Separator)
+	return strings.Contains(dir, sep+linkDirName+sep)
+}
+
+// overlayFlag is the go command's -overlay flag, or nothing.
+func (s *modSafepoints) overlayFlag() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.file == "" {
+		return nil
+	}
+	return []string{"-overlay=" + s.file}
+}
+
+// modcacheDir is GOMODCACHE.
+func (b *Builder) modcacheDir(ctx context.Context) (string, error) {
+	s := &b.modSP
+	s.mu.Lock()
+	dir := s.modcache
+	s.mu.Unlock()
+	if dir != "" {
+		return dir, nil
+	}
+	var out bytes.Buffer
+	if err := b.mod.goCmd(ctx, &out, nil, "env", "GOMODCACHE"); err != nil {
+		return "", err
+	}
+	dir = strings.TrimSpace(out.String())
+	s.mu.Lock()
+	s.modcache = dir
+	s.mu.Unlock()
+	return dir, nil
+}
+
+// cachedModuleSafepoints says whether package p, from the module cache,
+// gets checks (and where).
+func (b *Builder) cachedModuleSafepoints(p *listed, modcache string) (safepoint.Choice, bool) {
+	if p.Standard || p.Module == nil || p.Module.Main || p.Module.Path == ModulePath || p.Name == "main" ||
+		p.Module.Version == "" || p.Dir == "" || p.Module.Dir == "" {
+		return safepoint.Choice{}, false
+	}
+	if _, inKernel := b.host.Deps[p.Module.Path]; inKernel {
+		return safepoint.Choice{}, false
+	}
+	if r := p.Module.Replace; r != nil && !b.modSP.ours(r.Path) {
+		return safepoint.Choice{}, false // the user's replacement
+	}
+	if p.Module.Replace == nil && (modcache == "" || !strings.HasPrefix(p.Module.Dir, modcache+string(filepath.Separator))) {
+		return safepoint.Choice{}, false
+	}
+	if !fileExists(filepath.Join(p.Module.Dir, "go.mod")) {
+		// A module from before modules (github.com/pkg/errors v0.9.1): a
+		// directory that replaces it needs a go.mod, which the go command
+		// otherwise makes up. It keeps its code as it is.
+		return safepoint.Choice{}, false
+	}
+	ch := safepoint.Select(p.Module.Path, p.ImportPath)
+	return ch, ch.Rewrite
+}
+
+// cachedSafepoints redirects the modules of pkgs whose packages get checks
+// and gives those packages their overlay. It reports whether anything
+// changed: a listing that built pkgs must then be made again.
+func (b *Builder) cachedSafepoints(ctx context.Context, pkgs []*listed) (bool, error) {
+	modcache, err := b.modcacheDir(ctx)
+	if err != nil {
+		return false, fmt.Errorf("interrupt checks: %w", err)
+	}
+	s := &b.modSP
+	type redirect struct{ key, link, target string }
+	var todo []redirect
+	var rewrite []*listed
+	s.mu.Lock()
+	if s.redirected == nil {
+		s.redirected, s.replace, s.looked = map[string]string{}, map[string]string{}, map[string]bool{}
+	}
+	for _, p := range pkgs {
+		if _, ok := b.cachedModuleSafepoints(p, modcache); !ok {
+			continue
+		}
+		key := p.Module.Path + "@" + p.Module.Version
+		link, done := s.redirected[key]
+		if !done {
+			target := p.Module.Dir
+			if p.Module.Replace != nil {
+				// Listed through its link (a kept listing): this session
+				// module needs the replacement too.
+				link = p.Module.Replace.Path
+				if t, err := os.Readlink(link); err == nil {
+					target = t
+				} else {
+					target = filepath.Join(modcache, strings.TrimPrefix(link, s.linkRoot()))
+				}
+			} else {
+				esc, err := module.EscapePath(p.Module.Path)
+				if err != nil {
+					continue
+				}
+				link = filepath.Join(s.linkRoot(), esc+"@"+p.Module.Version)
+			}
+			s.redirected[key] = link
+			todo = append(todo, redirect{key, link, target})
+		}
+		q := *p
+		if p.Module.Replace == nil {
+			q.Dir = link + strings.TrimPrefix(p.Dir, p.Module.Dir)
+		}
+		rewrite = append(rewrite, &q)
+	}
+	s.mu.Unlock()
+	for _, r := range todo {
+		if err := linkTo(r.link, r.target); err != nil {
+			return false, fmt.Errorf("interrupt checks for %s: %w", r.key, err)
+		}
+	}
+	if len(todo) > 0 {
+		args := []string{"mod", "edit"}
+		for _, r := range todo {
+			args = append(args, "-replace="+r.key+"="+r.link)
+		}
+		if err := b.mod.goCmd(ctx, io.Discard, nil, args...); err != nil {
+			return false, fmt.Errorf("interrupt checks: %w", err)
+		}
+		b.modList = nil
+	}
+	added, err := b.rewriteForOverlay(rewrite, modcache)
+	return len(todo) > 0 || added, err
+}
+
+// linkTo makes link a symbolic link to target (as it already may be).
+func linkTo(link, target string) error {
+	if cur, err := os.Readlink(link); err == nil && cur == target {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		return err
+	}
+	tmp := link + ".tmp" + fmt.Sprint(os.Getpid())
+	_ = os.Remove(tmp)
+	if err := os.Symlink(target, tmp); err != nil {
+		return err
+	}
+	return os.Rename(tmp, link)
+}
+
+// rewriteForOverlay gives the packages (listed with their files under the
+// links) rewritten copies in the overlay.
+func (b *Builder) rewriteForOverlay(pkgs []*listed, modcache string) (bool, error) {
+	s := &b.modSP
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	added := 0
+	for _, p := range pkgs {
+		ch, _ := b.cachedModuleSafepoints(p, modcache)
+		if s.looked[p.Dir] {
+			continue
+		}
+		s.looked[p.Dir] = true
+		for _, f := range p.GoFiles {
+			file := filepath.Join(p.Dir, f)
+			src, err := os.ReadFile(file)
+			if err != nil {
+				return false, fmt.Errorf("interrupt checks for %s: %w", p.ImportPath, err)
+			}
+			out, changed, err := safepoint.Rewrite(file, src, ch.Funcs)
+			if err != nil || !changed {
+				continue // the go command reports a file's own error
+			}
+			out = append([]byte("//line "+file+":1\n"), out...)
+			sum := sha256.Sum256(out)
+			cp := filepath.Join(s.dir, "overlay", hex.EncodeToString(sum[:2]), hex.EncodeToString(sum[:16])+".go")
+			if !fileExists(cp) {
+				if err := os.MkdirAll(filepath.Dir(cp), 0o755); err != nil {
+					return false, fmt.Errorf("interrupt checks: %w", err)
+				}
+				if err := writeReplacing(cp, out, 0o644); err != nil {
+					return false, fmt.Errorf("interrupt checks for %s: %w", p.ImportPath, err)
+				}
+			}
+			if s.replace[file] != cp {
+				s.replace[file] = cp
+				added++
+			}
+		}
+	}
+	if added == 0 {
+		return false, nil
+	}
+	keys := make([]string, 0, len(s.replace))
+	for k := range s.replace {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	ordered := make(map[string]string, len(keys))
+	for _, k := range keys {
+		ordered[k] = s.replace[k]
+	}
+	data, err := json.Marshal(struct{ Replace map[string]string }{ordered})
+	if err != nil {
+		return false, err
+	}
+	sum := sha256.Sum256(data)
+	file := filepath.Join(s.dir, "overlay-"+hex.EncodeToString(sum[:8])+".json")
+	if !fileExists(file) {
+		if err := writeReplacing(file, data, 0o644); err != nil {
+			return false, fmt.Errorf("interrupt checks: %w", err)
+		}
+	}
+	s.file = file
+	return true, nil
+}
+
+// relistWithSafepoints gives the packages of a listing their checks: when
+// the listing brought packages that get them, it is made again (args,
+// then the overlay, then targets).
+func (b *Builder) relistWithSafepoints(ctx context.Context, pkgs []*listed, args, targets []string) ([]*listed, error) {
+	for range 3 {
+		changed, err := b.cachedSafepoints(ctx, pkgs)
+		if err != nil || !changed {
+			return pkgs, err
+		}
+		var out bytes.Buffer
+		call := append(append(append([]string(nil), args...), b.modSP.overlayFlag()...), targets...)
+		if err := b.mod.goCmd(ctx, &out, nil, call...); err != nil {
+			return nil, err
+		}
+		if pkgs, err = decodeListed(&out); err != nil {
+			return nil, err
+		}
+	}
+	return pkgs, nil
+}

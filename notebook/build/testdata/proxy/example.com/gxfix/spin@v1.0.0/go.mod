@@ -1,0 +1,3 @@
+module example.com/gxfix/spin
+
+go 1.21
