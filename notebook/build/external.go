@@ -208,7 +208,15 @@ func (b *Builder) Modules(ctx context.Context) ([]ModuleDir, error) {
 			continue
 		}
 		md := ModuleDir{Path: m.Path, Version: m.Version, Dir: m.Dir}
-		if m.Replace != nil {
+		switch {
+		case m.Replace != nil && isSafepointLink(m.Replace.Path):
+			// A link to the module cache's copy (modsafepoints.go): the
+			// module at its version, where the module cache keeps it (a
+			// walk of the link itself would not enter it).
+			if target, err := filepath.EvalSymlinks(m.Replace.Dir); err == nil {
+				md.Dir = target
+			}
+		case m.Replace != nil:
 			md.Version, md.Dir = m.Replace.Version, m.Replace.Dir
 		}
 		list = append(list, md)
