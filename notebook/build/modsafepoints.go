@@ -26,25 +26,42 @@ import (
 // (at its version) with a directory outside GOMODCACHE that is a symbolic
 // link to the module cache's copy:
 //
-//	replace github.com/gomlx/gomlx v0.26.0 => <cache>/safepoints/goaccel-safepoint-links/github.com/gomlx/gomlx@v0.26.0
+//	replace github.com/gomlx/gomlx v0.26.0 => <cache>/safepoints/goaccel-safepoint-links/<H>/github.com/gomlx/gomlx@v0.26.0
 //
-// and the overlay gives the packages that get checks rewritten copies of
-// their files, named by the version of the rewrite and the original's
-// content. Every go command that lists or builds packages gets the
-// overlay as it is, so a package is compiled one way in every build of a
-// session; the shared library's kept listing brings its replacements with
-// it. The link keeps the module's path and version in every file name, so
-// stack traces and code that reads versions from paths see what they saw.
+// (H names the module cache), and the overlay gives the packages that get
+// checks rewritten copies of their files, named by the version of the
+// rewrite and the original's content. Every go command that lists or
+// builds packages gets the overlay as it is, so a package is compiled one
+// way in every build of a session; the shared library's kept listing
+// brings its replacements with it, and a Builder's State the packages it
+// rewrote, so that a launched worker compiles them as the kernel did (what
+// the worker compiles itself must link with the kernel's export data). The
+// link keeps the module's path and version in every file name, so stack
+// traces and code that reads versions from paths see what they saw.
 
 // modSafepoints is the Builder's replacements and overlay.
 type modSafepoints struct {
 	mu         sync.Mutex
-	dir        string            // <cache>/safepoints
-	modcache   string            // GOMODCACHE, once known
-	redirected map[string]string // "path@version" → its link
-	replace    map[string]string // overlay: file → rewritten copy
-	looked     map[string]bool   // package directories looked at
-	file       string            // the overlay file ("" while empty)
+	dir        string                      // <cache>/safepoints
+	modcache   string                      // GOMODCACHE, once known
+	redirected map[string]string           // "path@version" → its link
+	replace    map[string]string           // overlay: file → rewritten copy
+	looked     map[string]bool             // package directories looked at
+	pkgs       map[string]SafepointPackage // the packages looked at, for State
+	file       string                      // the overlay file ("" while empty)
+}
+
+// SafepointPackage is a package of the module cache that a Builder compiles
+// with interrupt checks: another process (a launched worker, on this
+// machine or another) compiles it the same way, so that what it compiles
+// itself links with the export data it adopts.
+type SafepointPackage struct {
+	Module     string   `json:"module"`
+	Version    string   `json:"version"`
+	ImportPath string   `json:"import_path"`
+	Name       string   `json:"name"`
+	Rel        string   `json:"rel"` // its directory in the module ("" for the root)
+	GoFiles    []string `json:"go_files"`
 }
 
 // linkDirName names the directory of the links: a replacement whose
@@ -52,7 +69,15 @@ type modSafepoints struct {
 // (isSafepointLink).
 const linkDirName = "goaccel-safepoint-links"
 
-func (s *modSafepoints) linkRoot() string { return filepath.Join(s.dir, linkDirName) }
+// linkRoot is where the links into module cache modcache are: each module
+// cache has its own, so that processes with different module caches (a
+// test's, a user's GOMODCACHE) never point one link two ways, and a
+// package's file names (in its export data) name the module cache it was
+// compiled from.
+func (s *modSafepoints) linkRoot(modcache string) string {
+	sum := sha256.Sum256([]byte(modcache))
+	return filepath.Join(s.dir, linkDirName, hex.EncodeToString(sum[:6]))
+}
 
 // ours reports whether dir is one of the links of the replacements.
 func (s *modSafepoints) ours(dir string) bool { return isSafepointLink(dir) }
@@ -94,8 +119,15 @@ func (b *Builder) modcacheDir(ctx context.Context) (string, error) {
 	return dir, nil
 }
 
-// cachedModuleSafepoints says whether package p, from the module cache,
-// gets checks (and where).
+// cachedModuleSafepoints says whether package p's module, from the module
+// cache, is compiled from its link, and whether and where p gets checks.
+// Every package of such a module is compiled from the link, whether it gets
+// checks or not, from the first time the module is listed: a package
+// compiled from the module cache's directory has other file names in its
+// export data than the same package compiled from the link, so a module
+// that moved to its link later would leave export data (the kernel's, a
+// worker's) that no longer links with what its importers were compiled
+// against ("fingerprint mismatch").
 func (b *Builder) cachedModuleSafepoints(p *listed, modcache string) (safepoint.Choice, bool) {
 	if p.Standard || p.Module == nil || p.Module.Main || p.Module.Path == ModulePath || p.Name == "main" ||
 		p.Module.Version == "" || p.Dir == "" || p.Module.Dir == "" {
@@ -116,12 +148,12 @@ func (b *Builder) cachedModuleSafepoints(p *listed, modcache string) (safepoint.
 		// otherwise makes up. It keeps its code as it is.
 		return safepoint.Choice{}, false
 	}
-	ch := safepoint.Select(p.Module.Path, p.ImportPath)
-	return ch, ch.Rewrite
+	return safepoint.Select(p.Module.Path, p.ImportPath), true
 }
 
-// cachedSafepoints redirects the modules of pkgs whose packages get checks
-// and gives those packages their overlay. It reports whether anything
+// cachedSafepoints redirects the modules of pkgs that are compiled from
+// links (cachedModuleSafepoints) and gives the packages that get checks
+// their overlay. It reports whether anything
 // changed: a listing that built pkgs must then be made again.
 func (b *Builder) cachedSafepoints(ctx context.Context, pkgs []*listed) (bool, error) {
 	modcache, err := b.modcacheDir(ctx)
@@ -134,43 +166,49 @@ func (b *Builder) cachedSafepoints(ctx context.Context, pkgs []*listed) (bool, e
 	var rewrite []*listed
 	s.mu.Lock()
 	if s.redirected == nil {
-		s.redirected, s.replace, s.looked = map[string]string{}, map[string]string{}, map[string]bool{}
+		s.redirected, s.replace, s.looked, s.pkgs = map[string]string{}, map[string]string{}, map[string]bool{}, map[string]SafepointPackage{}
 	}
+	root := s.linkRoot(modcache)
 	for _, p := range pkgs {
-		if _, ok := b.cachedModuleSafepoints(p, modcache); !ok {
+		ch, ok := b.cachedModuleSafepoints(p, modcache)
+		if !ok {
 			continue
 		}
+		esc, err := module.EscapePath(p.Module.Path)
+		if err != nil {
+			continue
+		}
+		escV, err := module.EscapeVersion(p.Module.Version)
+		if err != nil {
+			continue
+		}
+		// A package listed through a link (a kept listing, another
+		// process's) is where the module cache keeps its module all the
+		// same: this Builder links to that.
 		key := p.Module.Path + "@" + p.Module.Version
-		link, done := s.redirected[key]
-		if !done {
-			target := p.Module.Dir
-			if p.Module.Replace != nil {
-				// Listed through its link (a kept listing): this session
-				// module needs the replacement too.
-				link = p.Module.Replace.Path
-				if t, err := os.Readlink(link); err == nil {
-					target = t
-				} else {
-					target = filepath.Join(modcache, strings.TrimPrefix(link, s.linkRoot()))
-				}
-			} else {
-				esc, err := module.EscapePath(p.Module.Path)
-				if err != nil {
-					continue
-				}
-				link = filepath.Join(s.linkRoot(), esc+"@"+p.Module.Version)
-			}
+		link := filepath.Join(root, esc+"@"+escV)
+		if s.redirected[key] != link {
 			s.redirected[key] = link
-			todo = append(todo, redirect{key, link, target})
+			todo = append(todo, redirect{key, link, filepath.Join(modcache, esc+"@"+escV)})
 		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.Dir, p.Module.Dir), string(filepath.Separator))
 		q := *p
-		if p.Module.Replace == nil {
-			q.Dir = link + strings.TrimPrefix(p.Dir, p.Module.Dir)
-		}
+		q.Dir = filepath.Join(link, rel)
 		rewrite = append(rewrite, &q)
+		if !ch.Rewrite {
+			continue
+		}
+		s.pkgs[p.ImportPath] = SafepointPackage{Module: p.Module.Path, Version: p.Module.Version, ImportPath: p.ImportPath,
+			Name: p.Name, Rel: filepath.ToSlash(rel), GoFiles: p.GoFiles}
 	}
 	s.mu.Unlock()
 	for _, r := range todo {
+		if !fileExists(filepath.Join(r.target, "go.mod")) {
+			// Not in this module cache (a State from another machine).
+			if err := b.mod.goCmd(ctx, io.Discard, nil, "mod", "download", r.key); err != nil {
+				return false, fmt.Errorf("interrupt checks for %s: %w", r.key, err)
+			}
+		}
 		if err := linkTo(r.link, r.target); err != nil {
 			return false, fmt.Errorf("interrupt checks for %s: %w", r.key, err)
 		}
@@ -214,7 +252,7 @@ func (b *Builder) rewriteForOverlay(pkgs []*listed, modcache string) (bool, erro
 	added := 0
 	for _, p := range pkgs {
 		ch, _ := b.cachedModuleSafepoints(p, modcache)
-		if s.looked[p.Dir] {
+		if s.looked[p.Dir] || !ch.Rewrite {
 			continue
 		}
 		s.looked[p.Dir] = true
@@ -291,4 +329,70 @@ func (b *Builder) relistWithSafepoints(ctx context.Context, pkgs []*listed, args
 		}
 	}
 	return pkgs, nil
+}
+
+// safepointPackages lists the packages compiled with interrupt checks.
+func (b *Builder) safepointPackages() []SafepointPackage {
+	s := &b.modSP
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]SafepointPackage, 0, len(s.pkgs))
+	for _, p := range s.pkgs {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ImportPath < out[j].ImportPath })
+	return out
+}
+
+// adoptSafepoints gives this Builder's session module (just replaced by
+// another Builder's) the links and the overlay of pkgs, the other
+// Builder's packages with checks: links of another machine's are replaced
+// by this machine's, fetching modules this module cache lacks.
+func (b *Builder) adoptSafepoints(ctx context.Context, pkgs []SafepointPackage) error {
+	modcache, err := b.modcacheDir(ctx)
+	if err != nil {
+		return fmt.Errorf("interrupt checks: %w", err)
+	}
+	ej, err := b.mod.edits(ctx)
+	if err != nil {
+		return err
+	}
+	s := &b.modSP
+	root := s.linkRoot(modcache)
+	args := []string{"mod", "edit"}
+	for _, r := range ej.Replace {
+		if isSafepointLink(r.New.Path) && !strings.HasPrefix(r.New.Path, root+string(filepath.Separator)) {
+			args = append(args, "-dropreplace="+r.Old.Path+"@"+r.Old.Version)
+		}
+	}
+	if len(args) > 2 {
+		if err := b.mod.goCmd(ctx, io.Discard, nil, args...); err != nil {
+			return fmt.Errorf("interrupt checks: %w", err)
+		}
+	}
+	s.mu.Lock()
+	s.redirected = nil // the go.mod is another's: every link is made again
+	s.mu.Unlock()
+	var listedPkgs []*listed
+	for _, p := range pkgs {
+		esc, err := module.EscapePath(p.Module)
+		if err != nil {
+			return fmt.Errorf("interrupt checks for %s: %w", p.ImportPath, err)
+		}
+		escV, err := module.EscapeVersion(p.Version)
+		if err != nil {
+			return fmt.Errorf("interrupt checks for %s: %w", p.ImportPath, err)
+		}
+		dir := filepath.Join(modcache, esc+"@"+escV)
+		if !fileExists(filepath.Join(dir, "go.mod")) {
+			if err := b.mod.goCmd(ctx, io.Discard, nil, "mod", "download", p.Module+"@"+p.Version); err != nil {
+				return fmt.Errorf("interrupt checks for %s: %w", p.ImportPath, err)
+			}
+		}
+		listedPkgs = append(listedPkgs, &listed{ImportPath: p.ImportPath, Name: p.Name, GoFiles: p.GoFiles,
+			Dir:    filepath.Join(dir, filepath.FromSlash(p.Rel)),
+			Module: &listedModule{Path: p.Module, Version: p.Version, Dir: dir}})
+	}
+	_, err = b.cachedSafepoints(ctx, listedPkgs)
+	return err
 }

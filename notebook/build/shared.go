@@ -124,6 +124,9 @@ func (b *Builder) buildShared(ctx context.Context, say func(string)) (*sharedLib
 	for _, p := range sharedRoots {
 		roots = append(roots, ModulePath+"/"+p)
 	}
+	if _, err := b.modcacheDir(ctx); err != nil { // the kept listing's stamp names it
+		return nil, nil, fmt.Errorf("listing the shared library's packages: %w", err)
+	}
 	listedPkgs := b.keptListing()
 	if listedPkgs != nil {
 		// The kept listing was made with the replacements and the overlay

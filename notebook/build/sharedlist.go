@@ -31,7 +31,10 @@ func (b *Builder) listingFile() string { return filepath.Join(b.sharedDir, "list
 // stamp describes what the listing of pkgs depends on.
 func (b *Builder) stamp(pkgs []*listed) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%q\x00%s\x00", b.tc.Version, os.Getenv("GOFLAGS"), sharedRoots, safepointsVersion)
+	b.modSP.mu.Lock()
+	modcache := b.modSP.modcache // its packages' directories, and their links'
+	b.modSP.mu.Unlock()
+	fmt.Fprintf(h, "%s\x00%s\x00%q\x00%s\x00%s\x00", b.tc.Version, os.Getenv("GOFLAGS"), sharedRoots, safepointsVersion, modcache)
 	for _, f := range []string{"go.mod", "go.sum"} {
 		data, _ := os.ReadFile(filepath.Join(b.host.SourceDir, f))
 		fmt.Fprintf(h, "%s %d\x00", f, len(data))

@@ -30,12 +30,15 @@ type State struct {
 	// Shared names the shared library the archives were compiled to link
 	// against ("" for none): they serve only a Builder with the same one.
 	Shared string `json:"shared,omitempty"`
+	// Safepoints are the module cache's packages compiled with interrupt
+	// checks (modsafepoints.go): the adopting Builder compiles them so too.
+	Safepoints []SafepointPackage `json:"safepoints,omitempty"`
 }
 
 // State returns the Builder's state for another process.
 func (b *Builder) State() State {
 	snap := b.mod.snapshot()
-	st := State{GoMod: string(snap.mod), GoSum: string(snap.sum), Archives: b.Archives()}
+	st := State{GoMod: string(snap.mod), GoSum: string(snap.sum), Archives: b.Archives(), Safepoints: b.safepointPackages()}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.lib != nil {
@@ -72,6 +75,10 @@ func (b *Builder) AdoptState(ctx context.Context, st State) error {
 		return err
 	}
 	if err := b.mod.goCmd(ctx, io.Discard, nil, "mod", "edit", "-replace", ModulePath+"="+b.host.SourceDir); err != nil {
+		b.mod.restore(before)
+		return fmt.Errorf("adopting the kernel's session module: %w", err)
+	}
+	if err := b.adoptSafepoints(ctx, st.Safepoints); err != nil {
 		b.mod.restore(before)
 		return fmt.Errorf("adopting the kernel's session module: %w", err)
 	}

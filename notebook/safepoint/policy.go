@@ -37,6 +37,9 @@ var gomlxStepLoops = map[string]bool{
 	"Loop.runStepsSingleDevice": true,
 	"Loop.runStepsDistributed":  true,
 	"Loop.RunEpochs":            true,
+	// Evaluation updates only its metrics, which the next one resets.
+	"Trainer.Eval":            true,
+	"Trainer.DistributedEval": true,
 }
 
 // Select says whether and where the package importPath of module gets
