@@ -321,3 +321,53 @@ def test_interrupt_stops_gomlx_own_loop():
                              "fmt.Println(err, gtr.GlobalStep() - stoppedAt)")
         assert reply["content"]["status"] == "ok", reply["content"]
         assert stdout_of(out).strip() == "<nil> 5", stdout_of(out)
+
+
+def test_interrupted_gomlx_step_prints_nothing_after():
+    """A step of GoMLX's own loop that outlives the interrupt (its XLA
+    execution is one long cgo call) is reported, and ends when the call
+    returns: before the loop's OnStep hooks, so nothing of the interrupted
+    training prints under the cells that follow."""
+    with running_kernel() as (km, kc):
+        reply, _ = run(kc, GOMLX_SETUP)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        reply, _ = run(kc, '''import (
+	"time"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/train"
+)
+slow := func(ctx *context.Context, _ any, in []*graph.Node) []*graph.Node {
+	x := in[0]
+	m := graph.Add(graph.BroadcastToDims(graph.ReduceAllSum(x), 2048, 2048), graph.Ones(x.Graph(), shapes.Make(dtypes.Float32, 2048, 2048)))
+	for range 32 {
+		m = graph.Tanh(graph.Dot(m, m))
+	}
+	return []*graph.Node{graph.Add(layers.DenseWithBias(ctx, x, 1), graph.MulScalar(graph.ReduceAllSum(m), 1e-30))}
+}
+slowTr := train.NewTrainer(backend, context.New(), slow, losses.MeanSquaredError, optimizers.Adam().Done(), nil, nil)
+loop := train.NewLoop(slowTr)
+last := time.Now()
+loop.OnStep("print", 0, func(l *train.Loop, _ []*tensors.Tensor) error {
+	fmt.Printf("hook after step %d (%v)\\n", l.LoopStep, time.Since(last).Round(time.Millisecond))
+	last = time.Now()
+	return nil
+})''')
+        assert reply["content"]["status"] == "ok", reply["content"]
+        msg_id = kc.execute("loop.RunSteps(ds, 1_000)")
+        wait_for_output(kc, msg_id, "hook after step 0")
+        km.interrupt_kernel()
+        reply = shell_reply(kc, msg_id)
+        before = stdout_of(collect(kc, msg_id))
+        assert reply["content"]["ename"] == "Interrupted", reply["content"]
+        stuck = "blocked where it cannot be stopped" in "\n".join(reply["content"].get("traceback", []))
+        print(f"\nsteps before the interrupt: {before!r}; reported stuck: {stuck}")
+        reply, out = run(kc, "%jobs wait")
+        assert reply["content"]["status"] == "ok", reply["content"]
+        reply, out2 = run(kc, 'fmt.Println("next cell")')
+        after = stdout_of(out) + stdout_of(out2)
+        assert "hook after" not in after, after
+        _, out = run(kc, "%jobs")
+        assert "no interrupted cell" in stdout_of(out), stdout_of(out)

@@ -7,6 +7,8 @@
 #   FLAKE_PKGS     Go packages (default: pg, the GoMLX adapter's and the
 #                  resume test's launches, the launcher, the notebook engine;
 #                  "" runs none)
+#   FLAKE_GORUN    a -test.run pattern for the Go packages (default: all
+#                  their tests)
 #   FLAKE_PYTESTS  e2e pytest runs, ";"-separated, each "files [-k expr]"
 #                  relative to e2e/ (default: launch, multi-node,
 #                  test_interrupt.py, and the interrupt tests of
@@ -25,6 +27,7 @@ cd "$(dirname "$0")/.."
 
 N=${FLAKE_N:-20}
 PKGS=${FLAKE_PKGS-./accelerate/pg/ ./accelerate/gomlx/ ./accelerate/internal/resumetest/ ./launcher/... ./notebook/...}
+GORUN=${FLAKE_GORUN:-}
 PYTESTS=${FLAKE_PYTESTS-test_launch.py test_multinode.py test_interrupt.py;test_client.py -k interrupt or stuck}
 LOAD=${FLAKE_LOAD:-1}
 TIMEOUT=${FLAKE_TIMEOUT:-20m}
@@ -87,7 +90,7 @@ if [ -n "$PKGS" ]; then
     fails=0
     for ((i = 1; i <= N; i++)); do
       run="$OUT/go/$(basename "$bin" .test)-$i"
-      (cd "$dir" && "$bin" -test.v -test.count=1 -test.timeout="$TIMEOUT") 2>&1 \
+      (cd "$dir" && "$bin" -test.v -test.count=1 -test.timeout="$TIMEOUT" ${GORUN:+-test.run="$GORUN"}) 2>&1 \
         | tee "$run.log" | "$GO" tool test2json -t -p "$p" > "$run.json"
       rc=${PIPESTATUS[0]}
       echo "$p $rc" > "$run.status"

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -97,6 +98,33 @@ func (s *modSafepoints) overlayFlag() []string {
 		return nil
 	}
 	return []string{"-overlay=" + s.file}
+}
+
+// checksFor names how this Builder compiles pkgs: which of their modules
+// it compiles from links, and the rewritten copies (named by content) of
+// the files in their directories. Two Builders that name pkgs alike
+// compile them to the same export data; a kernel and a test binary, which
+// link different modules into themselves (left without checks), may not.
+func (s *modSafepoints) checksFor(pkgs []*listed) string {
+	dirs := map[string]bool{}
+	var entries []string
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range pkgs {
+		dirs[p.Dir] = true
+		if p.Module != nil && p.Module.Version != "" {
+			entries = append(entries, "module\x00"+p.Module.Path+"@"+p.Module.Version+"\x00"+s.redirected[p.Module.Path+"@"+p.Module.Version])
+		}
+	}
+	for file, cp := range s.replace {
+		if dirs[filepath.Dir(file)] {
+			entries = append(entries, "file\x00"+file+"\x00"+cp)
+		}
+	}
+	sort.Strings(entries)
+	entries = slices.Compact(entries)
+	sum := sha256.Sum256([]byte(strings.Join(entries, "\x00")))
+	return hex.EncodeToString(sum[:16])
 }
 
 // modcacheDir is GOMODCACHE.

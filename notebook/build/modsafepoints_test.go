@@ -72,3 +72,30 @@ func TestAdoptedStateKeepsTheKernelsInterruptChecks(t *testing.T) {
 		t.Fatalf("the worker's link: %v", err)
 	}
 }
+
+// checksFor tells apart listings compiled another way: a module compiled
+// from its link or not, a file rewritten otherwise; files of packages
+// outside the listing do not count.
+func TestChecksForNamesHowPackagesCompile(t *testing.T) {
+	pkg := func(dir string) *listed {
+		return &listed{ImportPath: "example.com/m/p", Dir: dir, Module: &listedModule{Path: "example.com/m", Version: "v1.0.0"}}
+	}
+	s := &modSafepoints{redirected: map[string]string{"example.com/m@v1.0.0": "/links/example.com/m@v1.0.0"},
+		replace: map[string]string{"/links/example.com/m@v1.0.0/p/a.go": "/overlay/1.go", "/elsewhere/b.go": "/overlay/2.go"}}
+	pkgs := []*listed{pkg("/links/example.com/m@v1.0.0/p")}
+	base := s.checksFor(pkgs)
+
+	s.replace["/elsewhere/c.go"] = "/overlay/3.go"
+	if got := s.checksFor(pkgs); got != base {
+		t.Error("a file outside the listing's packages changed their name")
+	}
+	s.replace["/links/example.com/m@v1.0.0/p/a.go"] = "/overlay/4.go"
+	if got := s.checksFor(pkgs); got == base {
+		t.Error("a file rewritten otherwise kept the name")
+	}
+	s.replace["/links/example.com/m@v1.0.0/p/a.go"] = "/overlay/1.go"
+	delete(s.redirected, "example.com/m@v1.0.0")
+	if got := s.checksFor(pkgs); got == base {
+		t.Error("a module no longer compiled from its link kept the name")
+	}
+}

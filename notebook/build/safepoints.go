@@ -20,8 +20,10 @@ import (
 // theirs through its -overlay (modsafepoints.go).
 
 // safepointsVersion names the rewrite: a change to package safepoint that
-// changes its output changes it, and with it every key that includes it.
-const safepointsVersion = "safepoints v1"
+// changes its output (the rewrite, or Select's policy) changes it, and with
+// it every key that includes it. (The shared library's kept listing also
+// checks the overlay it was made with: sharedlist.go.)
+const safepointsVersion = "safepoints v2"
 
 // wantsSafepoints says whether p's files get interrupt checks, and where.
 func (b *Builder) wantsSafepoints(p *listed) (safepoint.Choice, bool) {

@@ -127,14 +127,21 @@ func (b *Builder) buildShared(ctx context.Context, say func(string)) (*sharedLib
 	if _, err := b.modcacheDir(ctx); err != nil { // the kept listing's stamp names it
 		return nil, nil, fmt.Errorf("listing the shared library's packages: %w", err)
 	}
-	listedPkgs := b.keptListing()
+	listedPkgs, checks := b.keptListing()
 	if listedPkgs != nil {
 		// The kept listing was made with the replacements and the overlay
-		// of interrupt checks: this session module gets them too.
+		// of interrupt checks: this session module gets them too. Checks
+		// that come out otherwise (another policy; a binary that links
+		// other modules into itself) mean other export data: the packages
+		// are listed again.
 		if _, err := b.cachedSafepoints(ctx, listedPkgs); err != nil {
 			return nil, nil, err
 		}
-	} else {
+		if b.modSP.checksFor(listedPkgs) != checks {
+			listedPkgs = nil
+		}
+	}
+	if listedPkgs == nil {
 		// What the packages are first (nothing is built): their modules get
 		// their interrupt checks before the listing below builds them.
 		var pre bytes.Buffer

@@ -24,6 +24,10 @@ import (
 type sharedListing struct {
 	Stamp    string    `json:"stamp"`
 	Packages []*listed `json:"packages"`
+	// Checks names how the packages were compiled for interrupt checks
+	// (modsafepoints.go's checksFor): a kernel that would compile them
+	// otherwise lists them again.
+	Checks string `json:"checks,omitempty"`
 }
 
 func (b *Builder) listingFile() string { return filepath.Join(b.sharedDir, "listing.json") }
@@ -64,30 +68,30 @@ func (b *Builder) stamp(pkgs []*listed) string {
 }
 
 // keptListing returns the kept listing when it still holds.
-func (b *Builder) keptListing() []*listed {
+func (b *Builder) keptListing() ([]*listed, string) {
 	data, err := os.ReadFile(b.listingFile())
 	if err != nil {
-		return nil
+		return nil, ""
 	}
 	var l sharedListing
 	if json.Unmarshal(data, &l) != nil || len(l.Packages) == 0 {
-		return nil
+		return nil, ""
 	}
 	for _, p := range l.Packages {
 		if p.Export != "" && !fileExists(p.Export) {
-			return nil // Go's build cache was trimmed
+			return nil, "" // Go's build cache was trimmed
 		}
 	}
 	if b.stamp(l.Packages) != l.Stamp {
-		return nil
+		return nil, ""
 	}
-	return l.Packages
+	return l.Packages, l.Checks
 }
 
 // keepListing writes the listing for the next kernel. Failing to only
 // costs that kernel a go list.
 func (b *Builder) keepListing(pkgs []*listed) {
-	data, err := json.Marshal(sharedListing{Stamp: b.stamp(pkgs), Packages: pkgs})
+	data, err := json.Marshal(sharedListing{Stamp: b.stamp(pkgs), Packages: pkgs, Checks: b.modSP.checksFor(pkgs)})
 	if err != nil {
 		return
 	}

@@ -37,6 +37,10 @@ var gomlxStepLoops = map[string]bool{
 	"Loop.runStepsSingleDevice": true,
 	"Loop.runStepsDistributed":  true,
 	"Loop.RunEpochs":            true,
+	// After a step's execution, before its OnStep hooks: a step whose
+	// execution outlived the interrupt (a long XLA call) ends there, and
+	// its progress bar and plots print nothing under a later cell.
+	"Loop.postStep": true,
 	// Evaluation updates only its metrics, which the next one resets.
 	"Trainer.Eval":            true,
 	"Trainer.DistributedEval": true,
