@@ -261,7 +261,8 @@ def test_interrupt_stops_gomlx_training():
     with running_kernel() as (km, kc):
         reply, _ = run(kc, GOMLX_SETUP)
         assert reply["content"]["status"] == "ok", reply["content"]
-        msg_id = kc.execute('fmt.Println("started")\ngxa.NewLoop(tr, gxa.WithoutProgress()).RunSteps(ds, 1_000_000_000)')
+        # A million steps: RunSteps keeps a duration per step (8 MB).
+        msg_id = kc.execute('fmt.Println("started")\ngxa.NewLoop(tr, gxa.WithoutProgress()).RunSteps(ds, 1_000_000)')
         wait_for_output(kc, msg_id, "started")
         time.sleep(1.0)  # training (its first step compiles the graph)
         t0 = time.monotonic()
@@ -294,12 +295,14 @@ def test_interrupt_stops_gomlx_own_loop():
     with running_kernel() as (km, kc):
         reply, _ = run(kc, GOMLX_SETUP)
         assert reply["content"]["status"] == "ok", reply["content"]
-        reply, _ = run(kc, 'import "github.com/gomlx/gomlx/pkg/ml/train"\n'
-                           "gtr := train.NewTrainer(backend, context.New(), line, losses.MeanSquaredError, optimizers.Adam().Done(), nil, nil)")
+        reply, _ = run(kc, 'import (\n\t"github.com/gomlx/gomlx/pkg/core/tensors"\n\t"github.com/gomlx/gomlx/pkg/ml/train"\n)\n'
+                           "gtr := train.NewTrainer(backend, context.New(), line, losses.MeanSquaredError, optimizers.Adam().Done(), nil, nil)\n"
+                           "stepping := func(l *train.Loop, _ []*tensors.Tensor) error {\n"
+                           "\tif l.LoopStep == l.StartStep+10 {\n\t\tfmt.Println(\"stepping\")\n\t}\n\treturn nil\n}")
         assert reply["content"]["status"] == "ok", reply["content"]
-        msg_id = kc.execute('fmt.Println("started")\ntrain.NewLoop(gtr).RunSteps(ds, 1_000_000_000)')
-        wait_for_output(kc, msg_id, "started")
-        time.sleep(1.0)
+        # Interrupted once it steps (its first step compiled the graph).
+        msg_id = kc.execute("loop := train.NewLoop(gtr)\nloop.OnStep(\"stepping\", 0, stepping)\nloop.RunSteps(ds, 1_000_000)")
+        wait_for_output(kc, msg_id, "stepping")
         t0 = time.monotonic()
         km.interrupt_kernel()
         reply = shell_reply(kc, msg_id)

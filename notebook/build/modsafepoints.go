@@ -290,7 +290,7 @@ func (b *Builder) rewriteForOverlay(pkgs []*listed, modcache string) (bool, erro
 			if err != nil {
 				return false, fmt.Errorf("interrupt checks for %s: %w", p.ImportPath, err)
 			}
-			out, changed, err := safepoint.Rewrite(file, src, ch.Funcs)
+			out, changed, err := safepoint.Rewrite(file, src, ch.Funcs, ch.Strong)
 			if err != nil || !changed {
 				continue // the go command reports a file's own error
 			}

@@ -44,7 +44,7 @@ func (b *Builder) localSafepoints(ch safepoint.Choice, rewrite bool, file string
 	if !rewrite {
 		return file, nil
 	}
-	out, changed, err := safepoint.Rewrite(file, data, ch.Funcs)
+	out, changed, err := safepoint.Rewrite(file, data, ch.Funcs, ch.Strong)
 	if err != nil || !changed {
 		return file, nil // the compiler reports the file's own error
 	}

@@ -44,8 +44,11 @@ func (Interrupt) Error() string { return "interrupted" }
 // that recovers panics lets it through.
 func (Interrupt) CellInterrupted() {}
 
-// Library code's safe points (interrupt.Point) run Check.
-func init() { interrupt.SetCheck(Check) }
+// Library code's safe points (interrupt.Point) run Stmt's check: they come
+// once per step or token, seldom enough to look for a goroutine that
+// outlived its interrupt (a zombie) at each, where Check sees zombies only
+// in the short windows that keep hot loops fast.
+func init() { interrupt.SetCheck(Stmt) }
 
 // StopGrace is how long the goroutines of a stopped run have to stop
 // before the run counts as stuck.
@@ -249,8 +252,10 @@ func Check() {
 //go:noinline
 func CheckCall() { Check() }
 
-// Stmt is called by a cell's code between its top-level statements: the
-// check of Check, and a zombie's end.
+// Stmt is called by a cell's code between its top-level statements, and by
+// the loops of library code that iterate once per step (a training step,
+// an evaluation batch: safepoint.Choice.Strong): the check of Check, and a
+// zombie's end.
 func Stmt() { checkAny() }
 
 func checkAny() {

@@ -23,6 +23,9 @@ type Choice struct {
 	// Funcs, when not nil, limits them to the functions it accepts (names
 	// as Rewrite's funcs sees them).
 	Funcs func(name string) bool
+	// Strong makes the checks strong ones (see Rewrite): for loops that
+	// iterate once per step.
+	Strong bool
 	// Why says why a package has none or only some (for logs and docs).
 	Why string
 }
@@ -54,7 +57,7 @@ func Select(module, importPath string) Choice {
 		rel := strings.TrimPrefix(strings.TrimPrefix(importPath, module), "/")
 		switch {
 		case rel == "pkg/ml/train":
-			return Choice{Rewrite: true, Funcs: func(name string) bool { return gomlxStepLoops[name] },
+			return Choice{Rewrite: true, Strong: true, Funcs: func(name string) bool { return gomlxStepLoops[name] },
 				Why: "GoMLX's training loop stops between steps only"}
 		case rel == "pkg/ml/datasets", strings.HasPrefix(rel, "examples/"), strings.HasPrefix(rel, "ui/"):
 			return Choice{Rewrite: true}

@@ -4,21 +4,22 @@ import "testing"
 
 func TestSelect(t *testing.T) {
 	for _, c := range []struct {
-		module, pkg string
-		rewrite     bool
-		funcs       map[string]bool // names to ask about, and the answer
+		module, pkg     string
+		rewrite, strong bool
+		funcs           map[string]bool // names to ask about, and the answer
 	}{
-		{"example.com/heavy", "example.com/heavy/inner", true, map[string]bool{"F": true, "T.M": true}},
-		{"github.com/gomlx/gomlx", "github.com/gomlx/gomlx/pkg/ml/train", true,
-			map[string]bool{"Loop.runStepsSingleDevice": true, "Loop.RunEpochs": true, "Loop.step": false, "Trainer.TrainStep": false, "init": false}},
-		{"github.com/gomlx/gomlx", "github.com/gomlx/gomlx/pkg/ml/datasets", true, map[string]bool{"InMemoryDataset.Yield": true}},
-		{"github.com/gomlx/gomlx", "github.com/gomlx/gomlx/pkg/ml/context", false, nil},
-		{"github.com/gomlx/gomlx", "github.com/gomlx/gomlx/pkg/core/graph", false, nil},
-		{"github.com/gomlx/go-xla", "github.com/gomlx/go-xla/pkg/pjrt", false, nil},
+		{"example.com/heavy", "example.com/heavy/inner", true, false, map[string]bool{"F": true, "T.M": true}},
+		{"github.com/gomlx/gomlx", "github.com/gomlx/gomlx/pkg/ml/train", true, true,
+			map[string]bool{"Loop.runStepsSingleDevice": true, "Loop.RunEpochs": true, "Loop.postStep": true, "Trainer.Eval": true,
+				"Loop.step": false, "Trainer.TrainStep": false, "Trainer.BatchNormalizationAveragesUpdate": false, "init": false}},
+		{"github.com/gomlx/gomlx", "github.com/gomlx/gomlx/pkg/ml/datasets", true, false, map[string]bool{"InMemoryDataset.Yield": true}},
+		{"github.com/gomlx/gomlx", "github.com/gomlx/gomlx/pkg/ml/context", false, false, nil},
+		{"github.com/gomlx/gomlx", "github.com/gomlx/gomlx/pkg/core/graph", false, false, nil},
+		{"github.com/gomlx/go-xla", "github.com/gomlx/go-xla/pkg/pjrt", false, false, nil},
 	} {
 		ch := Select(c.module, c.pkg)
-		if ch.Rewrite != c.rewrite {
-			t.Errorf("%s: Rewrite %v, want %v", c.pkg, ch.Rewrite, c.rewrite)
+		if ch.Rewrite != c.rewrite || ch.Strong != c.strong {
+			t.Errorf("%s: Rewrite %v, Strong %v, want %v, %v", c.pkg, ch.Rewrite, ch.Strong, c.rewrite, c.strong)
 			continue
 		}
 		if !ch.Rewrite && ch.Why == "" {

@@ -58,10 +58,13 @@ const checkName = "_gxsafepoint"
 // Rewrite returns src with a check at the start of every loop body that may
 // have one, in the functions funcs accepts (all when funcs is nil; a
 // method is named Type.Method, the loops of package-level variables'
-// initializers "init"). changed is false (and out nil) when the file has
-// none: no loops, or a cgo file (its preamble and the code cgo generates
-// beside it are left alone).
-func Rewrite(filename string, src []byte, funcs func(name string) bool) (out []byte, changed bool, err error) {
+// initializers "init"). A strong check also ends a goroutine that outlived
+// its interrupt (gxrt.Stmt, for loops whose iterations are steps: a plain
+// check sees such a goroutine only in short windows, which a loop whose
+// every iteration spends seconds in a cgo call misses). changed is false
+// (and out nil) when the file has none: no loops, or a cgo file (its
+// preamble and the code cgo generates beside it are left alone).
+func Rewrite(filename string, src []byte, funcs func(name string) bool, strong bool) (out []byte, changed bool, err error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, filename, src, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
@@ -99,6 +102,10 @@ func Rewrite(filename string, src []byte, funcs func(name string) bool) (out []b
 		return nil, false, nil
 	}
 	sort.Ints(at)
+	call := checkName + ".Check();"
+	if strong {
+		call = checkName + ".Stmt();"
+	}
 	var b bytes.Buffer
 	b.Grow(len(src) + len(at)*24 + 80)
 	imp := tf.Offset(f.Name.End())
@@ -109,7 +116,7 @@ func Rewrite(filename string, src []byte, funcs func(name string) bool) (out []b
 			// On the package clause's line: lines keep their numbers.
 			fmt.Fprintf(&b, "; import %s %q", checkName, CheckImport)
 		} else {
-			b.WriteString(checkName + ".Check();")
+			b.WriteString(call)
 		}
 		prev = off
 	}

@@ -7,7 +7,7 @@ import (
 
 func rewrite(t *testing.T, src string) (string, bool) {
 	t.Helper()
-	out, changed, err := Rewrite("lib.go", []byte(src), nil)
+	out, changed, err := Rewrite("lib.go", []byte(src), nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func Nosplit(xs []int) (s int) {
 }
 
 func TestSyntaxErrorsAreReported(t *testing.T) {
-	if _, _, err := Rewrite("bad.go", []byte("package lib\nfunc {"), nil); err == nil || !strings.Contains(err.Error(), "bad.go") {
+	if _, _, err := Rewrite("bad.go", []byte("package lib\nfunc {"), nil, false); err == nil || !strings.Contains(err.Error(), "bad.go") {
 		t.Errorf("err = %v, want one naming bad.go", err)
 	}
 }
@@ -180,7 +180,7 @@ var v = func() int { for { return 1 } }()
 	out, changed, err := Rewrite("loop.go", []byte(src), func(name string) bool {
 		asked = append(asked, name)
 		return name == "Loop.Run"
-	})
+	}, false)
 	if err != nil || !changed {
 		t.Fatalf("changed %v, err %v", changed, err)
 	}
@@ -189,5 +189,21 @@ var v = func() int { for { return 1 } }()
 	}
 	if got := strings.Join(asked, " "); got != "init Loop.Run Loop.step Helper init" {
 		t.Errorf("asked about %q", got)
+	}
+}
+
+// Strong checks (loops that iterate once per step) call gxrt.Stmt, which
+// also ends a goroutine that outlived its interrupt.
+func TestRewriteStrong(t *testing.T) {
+	src := "package lib\n\nfunc Steps(n int) {\n\tfor i := 0; i < n; i++ {\n\t\tstep()\n\t}\n}\n\nfunc step() {}\n"
+	out, changed, err := Rewrite("steps.go", []byte(src), nil, true)
+	if err != nil || !changed {
+		t.Fatalf("changed %v, err %v", changed, err)
+	}
+	if !strings.Contains(string(out), "for i := 0; i < n; i++ {"+checkName+".Stmt();") || strings.Contains(string(out), ".Check()") {
+		t.Errorf("strong checks:\n%s", out)
+	}
+	if strings.Count(string(out), "\n") != strings.Count(src, "\n") {
+		t.Errorf("lines changed:\n%s", out)
 	}
 }
