@@ -23,8 +23,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/goaccel/goaccel/notebook/safepoint"
 )
 
 // localState is what the Builder knows about packages of local modules.
@@ -154,6 +157,11 @@ func (b *Builder) buildLocal(ctx context.Context, p *listed) error {
 	}
 	fmt.Fprintf(h, "%s\x00", safepointsVersion)
 	imports := append([]string(nil), p.Imports...)
+	if rewrite && !slices.Contains(imports, safepoint.CheckImport) {
+		// The checks' import: the archive is compiled against its export
+		// data, which changes with goaccel's version.
+		imports = append(imports, safepoint.CheckImport)
+	}
 	sort.Strings(imports)
 	for _, imp := range imports {
 		if imp == "unsafe" || imp == "C" {
