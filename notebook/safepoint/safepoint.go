@@ -19,12 +19,16 @@
 // for ...; mu.Unlock()) would stay held. A function that calls a Lock or
 // RLock method without deferring the matching unlock right after it gets
 // no safe points, and neither do functions marked //go:nosplit or
-// //go:systemstack (a check may grow the stack). Code whose state must
+// //go:systemstack (a check may grow the stack). What this cannot see: a
+// function with a loop called while its caller holds such a lock (the
+// caller's Lock, the call, then Unlock) unwinds with the caller's lock
+// held; the lock then stays held for the rest of the session. Code whose state must
 // not be left half-updated by an unwinding (a training step applying its
 // updates) gets none either (Select).
 //
-// Why the process stays sound: the check is gxrt.Check, an atomic load
-// that panics only in a goroutine of a run the engine stopped; the panic is
+// Why the process stays sound: the check is gxrt.Check (gxrt.Stmt for
+// the loops Select marks Strong), an atomic load that panics only in a
+// goroutine of a run the engine stopped; the panic is
 // an ordinary Go panic at a statement boundary of ordinary Go code, the
 // runtime's and the standard library's invariants are never in the middle
 // of an update there, and the goroutines of other cells and of the kernel
