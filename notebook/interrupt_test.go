@@ -367,6 +367,7 @@ fmt.Println("after")`, 100*time.Millisecond, io, started)
 // kernel it left; the session module's go.mod keeps its version.
 func TestInterruptReachesModuleCode(t *testing.T) {
 	hermetic(t)
+	t.Setenv("GOACCEL_MODULE_SAFEPOINTS", "1") // build.ModuleSafepointsEnv
 	e := newEngine(t)
 	if e.compiled == nil {
 		t.Skip("compiled cells unavailable: ", e.compErr)

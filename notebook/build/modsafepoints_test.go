@@ -17,6 +17,7 @@ import (
 // with a fingerprint mismatch.
 func TestAdoptedStateKeepsTheKernelsInterruptChecks(t *testing.T) {
 	hermetic(t)
+	t.Setenv(ModuleSafepointsEnv, "1")
 	ctx := context.Background()
 	kernel := newBuilder(t)
 	if err := kernel.Resolve(ctx, nil, "example.com/gxfix/spin"); err != nil {
