@@ -318,6 +318,26 @@ func TestInterruptWhileWaitingForInput(t *testing.T) {
 	}
 }
 
+// interruptSpinForever interrupts a cell looping in spin.Forever (a
+// fixture module's loop that never calls back into the cell; the cells
+// declared n) and checks that it ended as Interrupted, not stuck, with
+// spin's deferred call run and nothing after the loop printed.
+func interruptSpinForever(t *testing.T, e *Engine) {
+	t.Helper()
+	io, started := startSignal()
+	r, took := interruptAfter(t, e, `fmt.Println("started")
+spin.Forever(&n, func() { fmt.Println("unwound") })
+fmt.Println("after")`, 100*time.Millisecond, io, started)
+	if r.Err == nil || r.Err.Name != "Interrupted" {
+		t.Fatalf("err %+v, want Interrupted", r.Err)
+	}
+	notStuck(t, r)
+	t.Logf("the interrupt took %v", took)
+	if out := io.text("stdout"); !printedLine(out, "unwound") || printedLine(out, "after") {
+		t.Fatalf("the interrupted cell's output: %q", out)
+	}
+}
+
 // A local module's loop that never calls back into the cell stops at the
 // interrupt: the Builder compiled its package with checks (package
 // safepoint), it unwinds with its deferred calls run, and the next cells
@@ -331,18 +351,7 @@ func TestInterruptReachesLocalModuleCode(t *testing.T) {
 	dir := modtest.CopyDir(t, filepath.Join("build", "testdata", "spinmod"))
 	mustRun(t, e, "%use "+dir)
 	mustRun(t, e, "import (\n\t\"fmt\"\n\t\"sync/atomic\"\n\n\t\"example.com/gxspin\"\n)\nvar n int64")
-	io, started := startSignal()
-	r, took := interruptAfter(t, e, `fmt.Println("started")
-spin.Forever(&n, func() { fmt.Println("unwound") })
-fmt.Println("after")`, 100*time.Millisecond, io, started)
-	if r.Err == nil || r.Err.Name != "Interrupted" {
-		t.Fatalf("err %+v, want Interrupted", r.Err)
-	}
-	notStuck(t, r)
-	t.Logf("the interrupt took %v", took)
-	if out := io.text("stdout"); !printedLine(out, "unwound") || printedLine(out, "after") {
-		t.Fatalf("the interrupted cell's output: %q", out)
-	}
+	interruptSpinForever(t, e)
 	// It stopped: n no longer grows.
 	a, _ := mustRun(t, e, "atomic.LoadInt64(&n)")
 	time.Sleep(20 * time.Millisecond)
@@ -373,18 +382,7 @@ func TestInterruptReachesModuleCode(t *testing.T) {
 		t.Skip("compiled cells unavailable: ", e.compErr)
 	}
 	mustRun(t, e, "import (\n\t\"fmt\"\n\t\"sync/atomic\"\n\n\t\"example.com/gxfix/spin\"\n)\nvar n int64")
-	io, started := startSignal()
-	r, took := interruptAfter(t, e, `fmt.Println("started")
-spin.Forever(&n, func() { fmt.Println("unwound") })
-fmt.Println("after")`, 100*time.Millisecond, io, started)
-	if r.Err == nil || r.Err.Name != "Interrupted" {
-		t.Fatalf("err %+v, want Interrupted", r.Err)
-	}
-	notStuck(t, r)
-	t.Logf("the interrupt took %v", took)
-	if out := io.text("stdout"); !printedLine(out, "unwound") || printedLine(out, "after") {
-		t.Fatalf("the interrupted cell's output: %q", out)
-	}
+	interruptSpinForever(t, e)
 	// It stopped: n no longer grows.
 	r1, _ := mustRun(t, e, "atomic.LoadInt64(&n) > 0")
 	if resultText(r1) != "true" {
