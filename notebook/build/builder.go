@@ -110,8 +110,14 @@ func New(ctx context.Context, opts Options) (*Builder, error) {
 	if err := os.MkdirAll(filepath.Join(root, "sessions"), 0o755); err != nil {
 		return nil, &Unavailable{"cannot create the build cache: " + err.Error()}
 	}
-	trimCells(root, cacheLimit(), cacheKeep, time.Now())
-	trimShared(sharedDir, cacheKeep, time.Now())
+	markConfig(root, host.SourceDir)
+	now := time.Now()
+	trimCells(root, cacheLimit(), cacheKeep, now)
+	trimShared(sharedDir, cacheKeep, sharedActive, DefaultSharedLimit, now)
+	trimConfigs(cache, root, cacheKeep, now)
+	if defaultCache != "" && defaultCache != cache {
+		trimConfigs(defaultCache, filepath.Dir(sharedDir), cacheKeep, now)
+	}
 	sdir, err := os.MkdirTemp(filepath.Join(root, "sessions"), "s")
 	if err != nil {
 		return nil, &Unavailable{"cannot create the session module: " + err.Error()}
@@ -346,6 +352,7 @@ func (b *Builder) Build(ctx context.Context, pkg Package, progress func(string))
 	// Marked used after this build (below): trimming removes the oldest
 	// first, and a cell must not go before the later cells built on it.
 	defer b.touchImports(pkg)
+	touch(filepath.Join(b.root, configUsed)) // trimConfigs spares it
 	key := b.key(pkg)
 	dir := filepath.Join(b.root, "cells", key[:2], key)
 	built := &Built{Path: pkg.Path, Archive: filepath.Join(dir, "pkg.a"), Plugin: filepath.Join(dir, "plugin.so")}

@@ -1,6 +1,7 @@
 package build
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -98,26 +99,162 @@ func touch(dir string) {
 	_ = os.Chtimes(dir, now, now)
 }
 
+// DefaultSharedLimit bounds the shared libraries kept for one
+// configuration beyond the two used last and those in use (a library is
+// 80–200 MB, and a new set of packages or an edit of goaccel makes a new
+// one: a day of tests made dozens).
+const DefaultSharedLimit = 2 << 30
+
+// sharedActive spares a library a kernel used this recently from the size
+// bound: kernels touch theirs at every cell they build.
+const sharedActive = time.Hour
+
 // trimShared removes the shared libraries under dir (one directory each)
 // that no kernel used within keep, but the two used last: a library
 // serves one version of goaccel's source and of Go, and an edit to either
-// makes a new one.
-func trimShared(dir string, keep time.Duration, now time.Time) {
+// makes a new one. Beyond limit bytes it also removes the least recently
+// used of those not used within active.
+func trimShared(dir string, keep, active time.Duration, limit int64, now time.Time) {
 	libs, _ := os.ReadDir(dir)
 	type lib struct {
 		name string
 		used time.Time
+		size int64
 	}
 	var all []lib
+	var total int64
 	for _, l := range libs {
 		if info, err := l.Info(); err == nil && info.IsDir() {
-			all = append(all, lib{l.Name(), info.ModTime()})
+			size := treeSize(filepath.Join(dir, l.Name()))
+			all = append(all, lib{l.Name(), info.ModTime(), size})
+			total += size
 		}
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].used.After(all[j].used) })
-	for i, l := range all {
-		if i >= 2 && now.Sub(l.used) > keep {
-			_ = os.RemoveAll(filepath.Join(dir, l.name))
+	for i := len(all) - 1; i >= 2; i-- {
+		l := all[i]
+		idle := now.Sub(l.used)
+		if idle > keep || (total > limit && idle > active) {
+			if removeTree(filepath.Join(dir, l.name)) == nil {
+				total -= l.size
+			}
 		}
 	}
+}
+
+// configSource names the file in a configuration's directory that holds
+// the goaccel source it compiles against (Host.SourceDir), and configUsed
+// the file every Builder of it touches.
+const (
+	configSource = "source"
+	configUsed   = "used"
+)
+
+// sourceGoneGrace spares a configuration whose source directory is gone
+// (a removed checkout or worktree) this long after its last use.
+const sourceGoneGrace = time.Hour
+
+// markConfig records root's source directory and marks it used.
+func markConfig(root, source string) {
+	if source != "" {
+		if cur, err := os.ReadFile(filepath.Join(root, configSource)); err != nil || string(cur) != source {
+			_ = os.WriteFile(filepath.Join(root, configSource), []byte(source), 0o644)
+		}
+	}
+	used := filepath.Join(root, configUsed)
+	if f, err := os.OpenFile(used, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+		f.Close()
+	}
+	touch(used)
+}
+
+// trimConfigs removes the directories of other configurations under
+// cache (one per toolchain, platform and goaccel source directory) that no
+// Builder used within keep, or whose source directory is gone and that no
+// Builder used within sourceGoneGrace: each holds gigabytes of cells and
+// libraries no kernel of this machine will load again.
+func trimConfigs(cache, current string, keep time.Duration, now time.Time) {
+	dirs, _ := os.ReadDir(cache)
+	for _, d := range dirs {
+		root := filepath.Join(cache, d.Name())
+		if !d.IsDir() || root == current || !isConfigDir(root) {
+			continue
+		}
+		idle := now.Sub(lastUse(root))
+		src, err := os.ReadFile(filepath.Join(root, configSource))
+		gone := err == nil && len(src) > 0 && !pathExists(string(src))
+		if idle > keep || (gone && idle > sourceGoneGrace) {
+			_ = removeTree(root)
+		}
+	}
+}
+
+// isConfigDir reports whether dir is a configuration's directory: named as
+// New names them and holding what a Builder makes.
+func isConfigDir(dir string) bool {
+	name := filepath.Base(dir)
+	if len(name) != 16 || strings.Trim(name, "0123456789abcdef") != "" {
+		return false
+	}
+	for _, sub := range []string{"sessions", "cells", "shared"} {
+		if pathExists(filepath.Join(dir, sub)) {
+			return true
+		}
+	}
+	return false
+}
+
+// lastUse is when a Builder last used the configuration at root: the
+// newest of its marks (configurations made before the used file existed
+// have only their directories' times).
+func lastUse(root string) time.Time {
+	var last time.Time
+	for _, p := range []string{root, filepath.Join(root, configUsed), filepath.Join(root, "sessions"),
+		filepath.Join(root, "cells"), filepath.Join(root, "shared"), filepath.Join(root, "safepoints")} {
+		if info, err := os.Stat(p); err == nil && info.ModTime().After(last) {
+			last = info.ModTime()
+		}
+	}
+	if libs, err := os.ReadDir(filepath.Join(root, "shared")); err == nil {
+		for _, l := range libs {
+			if info, err := l.Info(); err == nil && info.ModTime().After(last) {
+				last = info.ModTime()
+			}
+		}
+	}
+	return last
+}
+
+func pathExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// treeSize is the size of the files under dir.
+func treeSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// removeTree removes dir, making read-only directories in it writable
+// first where that is what stopped it.
+func removeTree(dir string) error {
+	if err := os.RemoveAll(dir); err == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o755)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
 }

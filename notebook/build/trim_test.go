@@ -75,7 +75,7 @@ func TestTrimSharedKeepsTheTwoLastUsedAndRecentOnes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "listing.json"), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	trimShared(dir, 24*time.Hour, now)
+	trimShared(dir, 24*time.Hour, time.Hour, 1<<40, now)
 	for _, d := range []string{newest, second, filepath.Join(dir, "listing.json")} {
 		if _, err := os.Stat(d); err != nil {
 			t.Fatalf("%s was removed", d)
@@ -86,11 +86,96 @@ func TestTrimSharedKeepsTheTwoLastUsedAndRecentOnes(t *testing.T) {
 	}
 	recent := mk("l4", time.Hour)
 	old := mk("l5", 400*time.Hour)
-	trimShared(dir, 24*time.Hour, now)
+	trimShared(dir, 24*time.Hour, time.Hour, 1<<40, now)
 	if _, err := os.Stat(recent); err != nil {
 		t.Fatal("a library used an hour ago was removed")
 	}
 	if _, err := os.Stat(old); err == nil {
 		t.Fatal("a library unused for 400 hours stayed")
+	}
+}
+
+func TestTrimSharedBoundsTheirSize(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	mk := func(name string, size int, age time.Duration) string {
+		d := filepath.Join(dir, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "lib.so"), make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(d, now.Add(-age), now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	first, second := mk("l1", 100, 3*time.Hour), mk("l2", 100, 4*time.Hour)
+	older := mk("l3", 100, 5*time.Hour)
+	oldest := mk("l4", 100, 6*time.Hour)
+	newest, next := mk("l5", 100, 30*time.Minute), mk("l6", 100, 40*time.Minute)
+	// Beyond the two used last, a library used in the last hour stays
+	// whatever the size: a kernel may load it into its next cell.
+	active := mk("l7", 100, 50*time.Minute)
+	trimShared(dir, 24*time.Hour, time.Hour, 250, now)
+	// 700 bytes against 250: the others go, least recently used first.
+	for d, want := range map[string]bool{newest: true, next: true, active: true, first: false, second: false, older: false, oldest: false} {
+		if _, err := os.Stat(d); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", filepath.Base(d), err == nil, want)
+		}
+	}
+}
+
+func TestTrimConfigsRemovesUnusedAndOrphanedConfigurations(t *testing.T) {
+	cache := t.TempDir()
+	now := time.Now()
+	src := t.TempDir()
+	mk := func(name, source string, age time.Duration) string {
+		root := filepath.Join(cache, name)
+		for _, sub := range []string{"sessions", "cells", "shared"} {
+			if err := os.MkdirAll(filepath.Join(root, sub), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		markConfig(root, source)
+		// A read-only directory inside (as a module cache's) does not stop
+		// the removal.
+		ro := filepath.Join(root, "cells", "ab", "ro")
+		if err := os.MkdirAll(ro, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ro, "f"), []byte("x"), 0o444); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(ro, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{root, filepath.Join(root, configUsed), filepath.Join(root, "sessions"), filepath.Join(root, "cells"), filepath.Join(root, "shared")} {
+			if err := os.Chtimes(p, now.Add(-age), now.Add(-age)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return root
+	}
+	current := mk("00000000000000aa", src, 100*time.Hour)
+	idle := mk("00000000000000bb", src, 30*time.Hour)
+	used := mk("00000000000000cc", src, 2*time.Hour)
+	orphan := mk("00000000000000dd", filepath.Join(src, "removed-worktree"), 2*time.Hour)
+	orphanInUse := mk("00000000000000ee", filepath.Join(src, "removed-worktree"), 10*time.Minute)
+	other := filepath.Join(cache, "not-a-config")
+	if err := os.MkdirAll(filepath.Join(other, "cells"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(other, now.Add(-100*time.Hour), now.Add(-100*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+
+	trimConfigs(cache, current, 24*time.Hour, now)
+
+	for d, want := range map[string]bool{current: true, idle: false, used: true, orphan: false, orphanInUse: true, other: true} {
+		if _, err := os.Stat(d); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", filepath.Base(d), err == nil, want)
+		}
 	}
 }
