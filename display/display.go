@@ -22,6 +22,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/goaccel/goaccel/display/table"
 	"github.com/goaccel/goaccel/frontend"
 )
 
@@ -123,6 +124,16 @@ func Markdown(md string) *Handle { return Display(frontend.MIMEBundle{"text/mark
 
 // SVG shows an SVG document.
 func SVG(svg string) *Handle { return Display(frontend.MIMEBundle{"image/svg+xml": svg}) }
+
+// Table shows v as a table: a slice or array of structs (or of pointers
+// to them), a slice of maps, a 2-D slice, or a matrix (Dims and At, as
+// gonum's). A value that is not one shows as fmt prints it.
+func Table(v any) *Handle {
+	if t, ok := table.Of(v); ok {
+		return Display(frontend.MIMEBundle{"text/html": t.HTML(), "text/plain": t.String()})
+	}
+	return Text(fmt.Sprint(v))
+}
 
 // Text shows plain text as a display (not a stream).
 func Text(text string) *Handle { return Display(frontend.MIMEBundle{"text/plain": text}) }

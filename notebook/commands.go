@@ -30,6 +30,11 @@ type cellState struct {
 	test *testRequest
 	// wasm: the cell is compiled for the browser (%wasm).
 	wasm bool
+	// src and count are the cell's text and execution count; code is its
+	// Go code, which %%timeit times (and then sets timed: it ran).
+	src, code string
+	count     int
+	timed     bool
 	// quiet: the cell has code or other commands besides the one that
 	// runs, so %args sets the arguments without echoing them (as GoNB's
 	// %args, which prints nothing); a cell of %args alone shows them.
@@ -47,6 +52,8 @@ func (e *Engine) runCommand(ctx context.Context, cmd gonb.Command, st *cellState
 		return res, e.shellCommand(ctx, arg, st)
 	case "goflags":
 		return res, e.goflags(arg)
+	case "timeit", "%timeit":
+		return e.timeit(ctx, cmd, st, name == "%timeit")
 	case "test":
 		args, err := gonb.SplitArgs(arg)
 		if err != nil {

@@ -73,7 +73,8 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 	if gc.Magic != nil {
 		return frontend.ExecuteReply{Err: e.cellMagic(ctx, gc.Magic)}
 	}
-	st := &cellState{tee: tio, quiet: strings.TrimSpace(gc.Code) != "" || len(gc.Commands) > 1 || gc.Main != nil}
+	st := &cellState{tee: tio, quiet: strings.TrimSpace(gc.Code) != "" || len(gc.Commands) > 1 || gc.Main != nil,
+		src: req.Code, code: gc.Code, count: req.ExecutionCount}
 	code := gc.Code
 	if len(gc.Inits) > 0 {
 		// GoNB's init_NAME functions are init functions: they run when
@@ -87,12 +88,18 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 			return frontend.ExecuteReply{Err: err, Payload: reply.Payload}
 		}
 		reply.Payload = append(reply.Payload, res.payload...)
+		if res.result != nil {
+			reply.Result = res.result
+		}
 		if res.time {
 			timed = true
 		}
 		if res.code != "" {
 			code = spliceLine(code, cmd.Line, res.code)
 		}
+	}
+	if st.timed {
+		code = "" // %%timeit ran it
 	}
 	if gc.Main != nil {
 		// GoNB's %% ARGS: the arguments of this run (and the next ones,
@@ -119,7 +126,9 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 				}
 				return frontend.ExecuteReply{Err: err, Payload: reply.Payload}
 			}
-			reply.Result = res
+			if res != nil {
+				reply.Result = res
+			}
 		}
 	}
 	if timed {

@@ -26,7 +26,16 @@ const Help = `goaccel magics (lines at the start of a cell):
                    cell with code, as GoNB's %args)
   %reset           fresh interpreter: forget all declarations and values
   %who             names declared so far, with their kinds
+  %whos            the session's variables (type, memory, length or value),
+                   functions, types and constants, as a table
   %time / %%time   time the rest of the cell (wall time); %time CODE times CODE
+  %timeit [-n N] [-r R] [-p P] [-q] [-o] STMT
+                   time STMT as IPython does: N loops (chosen so one run takes
+                   at least 0.2 s) in each of R runs (7), mean ± std. dev. per
+                   loop; built once as Go code, and nothing it declares stays
+  %%timeit [OPTIONS] [SETUP]
+                   the same for the rest of the cell; SETUP runs once per run,
+                   untimed
   %goroutines      the goroutines cells started that are still running: state,
                    where they were started, where they are
   %jobs            interrupted cells whose goroutines have not stopped yet
@@ -74,8 +83,11 @@ are imported automatically.`
 // magicResult is what a magic asks of the rest of the cell.
 type magicResult struct {
 	payload []map[string]any
-	time    bool
-	code    string // code to run before the rest of the cell (on the magic's line)
+	// result is shown as the cell's result when its code has none
+	// (%timeit -o).
+	result frontend.MIMEBundle
+	time   bool
+	code   string // code to run before the rest of the cell (on the magic's line)
 }
 
 // splitMagics separates leading magic lines from the cell's Go code.
@@ -167,6 +179,11 @@ func (e *Engine) runMagic(ctx context.Context, m cells.Magic) (magicResult, *fro
 			fmt.Fprintf(&b, "%-20s %s\n", names, d.Kind)
 		}
 		stdout(b.String())
+	case "whos":
+		if arg != "" {
+			return res, magicError("%%whos takes no arguments")
+		}
+		e.gonb.publish(e.whos(), nil, "", false)
 	case "args":
 		args, err := splitArgs(arg)
 		if err != nil {

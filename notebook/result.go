@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/goaccel/goaccel/display"
+	"github.com/goaccel/goaccel/display/table"
 	"github.com/goaccel/goaccel/frontend"
 )
 
@@ -25,7 +26,8 @@ type (
 // resultBundle is the MIME bundle of a compiled cell's trailing values:
 // text/plain as fmt prints them (a string quoted, so "" and trailing spaces
 // show), plus what the value's HTML, Markdown, SVG, LaTeX, PNG, JPEG or
-// JSON methods give, or a PNG for an image.Image.
+// JSON methods give, or a PNG for an image.Image; a value that is a table
+// (package table) without HTML of its own shows as one.
 func resultBundle(vals []any, multi bool) frontend.MIMEBundle {
 	b := frontend.MIMEBundle{}
 	if multi {
@@ -76,6 +78,16 @@ func resultBundle(vals []any, multi bool) frontend.MIMEBundle {
 		}
 	})
 	try(func() { addJSON(b, v) })
+	if _, own := b["text/html"]; !own {
+		try(func() {
+			// A slice of structs or of maps, a 2-D slice, a matrix: a
+			// table, with its text lined up for terminals.
+			if t, ok := table.Of(v); ok {
+				html, text := t.HTML(), t.String()
+				b["text/html"], b["text/plain"] = html, text
+			}
+		})
+	}
 	try(func() {
 		if img, ok := v.(image.Image); ok && img != nil {
 			if ib, err := display.ImageBundle(img); err == nil {

@@ -176,11 +176,31 @@ func (e *BuildError) Unwrap() error { return e.Err }
 // cell), *BuildError, *Panic, *Exit, context errors (interrupted), or
 // others (the toolchain failed).
 func (s *Session) Run(ctx context.Context, src string, n int, progress func(string)) (*Result, error) {
+	return s.run(ctx, src, n, progress, true)
+}
+
+// RunBuilt is Run that always builds the cell: its code runs as Go
+// compiled it, never in the evaluator (%timeit times Go's code).
+func (s *Session) RunBuilt(ctx context.Context, src string, n int, progress func(string)) (*Result, error) {
+	return s.run(ctx, src, n, progress, false)
+}
+
+// Call runs fn as the code of cell n runs: in a goroutine of a run of its
+// own, so that an interrupt stops the compiled code fn calls, and a panic
+// or os.Exit there (or in a goroutine it starts) ends the call as it would
+// end a cell.
+func (s *Session) Call(ctx context.Context, n int, fn func()) error {
+	r := newRun(s, n)
+	defer r.end()
+	return r.call(ctx, fn)
+}
+
+func (s *Session) run(ctx context.Context, src string, n int, progress func(string), evaluate bool) (*Result, error) {
 	if c := s.chk.Rerun(src); c != nil {
 		if u := s.byCell[c]; u != nil {
 			return s.execute(ctx, u, n, false)
 		}
-		if p := s.evals[c]; p != nil {
+		if p := s.evals[c]; p != nil && evaluate {
 			return s.evaluate(ctx, c, p, n)
 		}
 	}
@@ -191,8 +211,10 @@ func (s *Session) Run(ctx context.Context, src string, n int, progress func(stri
 	if s.Notes != nil && (len(c.AutoImports) > 0 || len(c.Warnings) > 0) {
 		s.Notes(c.AutoImports, c.Warnings, c.Kept)
 	}
-	if res, ok, err := s.tryEvaluate(ctx, c, n); ok {
-		return res, err
+	if evaluate {
+		if res, ok, err := s.tryEvaluate(ctx, c, n); ok {
+			return res, err
+		}
 	}
 	u, built, err := s.build(ctx, c, progress)
 	if err != nil {
