@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/notebook/cells"
 	"github.com/goaccel/goaccel/notebook/complete"
 )
 
@@ -63,7 +64,7 @@ func (e *Engine) Inspect(_ context.Context, code string, cursor int, detail int)
 
 // IsComplete answers is_complete_request. Magic lines are complete.
 func (e *Engine) IsComplete(_ context.Context, code string) (frontend.Completeness, string) {
-	magics, rest := splitMagics(code)
+	magics, rest := cells.SplitMagics(code)
 	if len(magics) > 0 && strings.TrimSpace(rest) == "" {
 		return frontend.Complete, ""
 	}

@@ -8,8 +8,10 @@
 // # How a cell runs
 //
 // Execute (execute.go) starts the cell (session.Cell: its context, input,
-// where its output goes), runs its leading magic lines (% and !, see Help;
-// magics.go, modules.go), and hands the rest, Go, to a runner
+// where its output goes), hands its command lines (% and !) to package
+// commands, whose registry routes each to its handler (magics.go gives
+// them what they need of the engine: commands.Env), and hands the rest,
+// Go, to a runner
 // (session.Runner: Run, Evaluate, Values, Reset, Close):
 //
 //   - package compiledrunner, wherever plugins can be built: the cell is
@@ -27,7 +29,9 @@
 // become a MIME bundle (result.go: text/plain as fmt prints them, a string
 // quoted, so "" and trailing spaces are visible and "5" differs from 5;
 // values with HTML, Markdown, SVG, LaTeX, PNG, JPEG or JSON methods, and
-// image.Image values, add the matching MIME types). The interpreter
+// image.Image values, add the matching MIME types; tables — slices of
+// structs or maps, 2-D slices, matrices — show as tables, package
+// display/table). The interpreter
 // formats its values itself, inside the interpreter, where the methods of
 // interpreted types are.
 //

@@ -10,6 +10,8 @@ import (
 
 	"github.com/goaccel/goaccel/comm"
 	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/notebook/build"
+	"github.com/goaccel/goaccel/notebook/commands"
 	"github.com/goaccel/goaccel/notebook/compiledrunner"
 	"github.com/goaccel/goaccel/notebook/dap"
 	"github.com/goaccel/goaccel/notebook/fdcapture"
@@ -90,7 +92,9 @@ type Engine struct {
 	// (compErr says why); interp is always there (the debugger needs it).
 	compiled *compiledrunner.Runner
 	compErr  error
-	interp   *yaegirunner.Runner
+	// cmds are the cells' commands (package commands).
+	cmds   *commands.Registry
+	interp *yaegirunner.Runner
 	// interpNoted: the user was told that cells are interpreted.
 	interpNoted bool
 
@@ -110,7 +114,7 @@ type Engine struct {
 
 // New starts an engine with a fresh session.
 func New(opts Options) (*Engine, error) {
-	e := &Engine{opts: opts, log: session.NewLog(), codes: map[int]string{}}
+	e := &Engine{opts: opts, log: session.NewLog(), codes: map[int]string{}, cmds: commands.New()}
 	e.packages = yaegirunner.NewPackages(opts.Symbols)
 	e.startCompiled()
 	interp, err := yaegirunner.New(yaegirunner.Options{
@@ -129,8 +133,8 @@ func New(opts Options) (*Engine, error) {
 	e.dbg = dap.New(dap.Options{Host: debugHost{e}, TypeName: interp.TypeName})
 	// Cells see a program started without arguments, as go run starts it,
 	// not the kernel's command line (%args gives them some).
-	freshFlags()
-	setArgs(nil)
+	commands.FreshFlags()
+	commands.SetArgs(nil)
 	e.startGonb()
 	if opts.Capture != nil {
 		opts.Capture.SetOutput(func(stream string, p []byte) {
@@ -231,4 +235,16 @@ func (e *Engine) SetComms(c frontend.Comms) {
 	if e.gonb != nil && e.gonb.front != nil {
 		c.RegisterTarget(gonb.CommTarget, e.gonb.front.Open)
 	}
+}
+
+// compReason says why compiled cells are unavailable.
+func (e *Engine) compReason() string {
+	var u *build.Unavailable
+	if errors.As(e.compErr, &u) {
+		return u.Reason
+	}
+	if e.compErr == nil {
+		return "unknown"
+	}
+	return e.compErr.Error()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/input"
 	"github.com/goaccel/goaccel/launcher"
+	"github.com/goaccel/goaccel/notebook/commands"
 	"github.com/goaccel/goaccel/notebook/gonb"
 	"github.com/goaccel/goaccel/notebook/gxrt"
 	"github.com/goaccel/goaccel/notebook/internal/session"
@@ -29,7 +30,7 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 	if closed {
 		return frontend.ExecuteReply{Err: &frontend.Error{Name: "EngineClosed", Value: "the Go engine was closed"}}
 	}
-	tio := &teeIO{CellIO: cio} // %capture
+	tio := commands.NewTee(cio) // %capture
 	cio = tio
 	c := session.NewCell(ctx, cio, req.AllowStdin, req.ExecutionCount)
 	c.BeforeStdin = e.gonb.drain
@@ -58,7 +59,7 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 		e.gonb.drain()
 		e.flushOutput()
 		gxrt.SetMainHook(nil)
-		tio.close()
+		tio.Close()
 		restoreLaunch()
 		restoreInput()
 		restoreDisplay()
@@ -70,45 +71,42 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 	if perr != nil {
 		return frontend.ExecuteReply{Err: magicError("%v", perr)}
 	}
+	env := cmdEnv{e: e, c: c}
 	if gc.Magic != nil {
-		return frontend.ExecuteReply{Err: e.cellMagic(ctx, gc.Magic)}
+		return frontend.ExecuteReply{Err: e.cmds.RunCellMagic(ctx, env, gc.Magic)}
 	}
-	st := &cellState{tee: tio, quiet: strings.TrimSpace(gc.Code) != "" || len(gc.Commands) > 1 || gc.Main != nil,
-		src: req.Code, code: gc.Code, count: req.ExecutionCount}
+	st := &commands.Cell{Src: req.Code, Code: gc.Code, Count: req.ExecutionCount, AllowStdin: req.AllowStdin, Tee: tio,
+		Quiet: strings.TrimSpace(gc.Code) != "" || len(gc.Commands) > 1 || gc.Main != nil}
 	code := gc.Code
 	if len(gc.Inits) > 0 {
 		// GoNB's init_NAME functions are init functions: they run when
 		// their cell runs, before its statements finish (and before main).
 		code += "\n" + strings.Join(gc.Inits, "(); ") + "()"
 	}
-	timed := false
 	for _, cmd := range gc.Commands {
-		res, err := e.runCommand(ctx, cmd, st)
-		if err != nil {
+		if err := e.cmds.Run(ctx, env, st, cmd); err != nil {
 			return frontend.ExecuteReply{Err: err, Payload: reply.Payload}
 		}
-		reply.Payload = append(reply.Payload, res.payload...)
-		if res.result != nil {
-			reply.Result = res.result
-		}
-		if res.time {
-			timed = true
-		}
-		if res.code != "" {
-			code = spliceLine(code, cmd.Line, res.code)
-		}
 	}
-	if st.timed {
+	for _, sp := range st.Splices {
+		code = spliceLine(code, sp.Line, sp.Code)
+	}
+	if st.Result != nil {
+		reply.Result = st.Result
+	}
+	timed := st.Time
+	if st.Timed {
 		code = "" // %%timeit ran it
 	}
 	if gc.Main != nil {
 		// GoNB's %% ARGS: the arguments of this run (and the next ones,
 		// until %args or another %%), parsed by flag.Parse before main.
-		setArgs(gc.Main.Args)
+		commands.SetArgs(gc.Main.Args)
 		gxrt.SetMainHook(gxrt.FlagParse)
 	}
-	if st.wasm {
-		return e.wasmCell(ctx, c, code, gc.Main, reply)
+	if st.Wasm {
+		reply.Err = e.cmds.RunWasm(ctx, env, st, code, gc.Main)
+		return reply
 	}
 	start := time.Now()
 	if strings.TrimSpace(code) != "" {
@@ -134,10 +132,8 @@ func (e *Engine) Execute(ctx context.Context, req frontend.ExecuteRequest, cio f
 	if timed {
 		e.out.Write("stdout", []byte(fmt.Sprintf("Wall time: %v\n", roundDuration(time.Since(start)))))
 	}
-	if st.test != nil {
-		if err := e.runTests(ctx, c, st.test); err != nil {
-			return frontend.ExecuteReply{Err: err, Payload: reply.Payload}
-		}
+	if err := commands.RunTests(ctx, env, st); err != nil {
+		return frontend.ExecuteReply{Err: err, Payload: reply.Payload}
 	}
 	if len(req.UserExpressions) > 0 {
 		reply.UserExpressions = e.userExpressions(ctx, c, req.UserExpressions)

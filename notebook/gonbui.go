@@ -12,6 +12,7 @@ import (
 
 	"github.com/goaccel/goaccel/display"
 	"github.com/goaccel/goaccel/frontend"
+	"github.com/goaccel/goaccel/notebook/commands"
 	"github.com/goaccel/goaccel/notebook/gonb"
 )
 
@@ -30,9 +31,6 @@ type gonbSession struct {
 	known     map[string]bool // display ids shown once (later ones update)
 	installed int             // the cell the browser's script was sent to
 	warned    int             // the cell told that no browser connected
-	goflags   []string
-	tracked   []string
-	wasm      *wasmTarget
 }
 
 // startGonb makes the session's gonbui pipes and sets the environment
@@ -134,15 +132,10 @@ func (g *gonbSession) needFrontend() {
 		g.warned = c.Count
 		g.mu.Unlock()
 		if warn && c.Running() {
-			g.e.out.Stderr(noFrontend)
+			g.e.out.Stderr(commands.NoFrontend)
 		}
 	}()
 }
-
-// noFrontend says why gonbui's widgets and dom functions wait forever.
-const noFrontend = "goaccel: gonbui: no browser has connected to this kernel: gonbui's widgets and " +
-	"gonbui/dom (which run JavaScript in the notebook page) need JupyterLab or Jupyter Notebook in " +
-	"a browser; their values wait until one connects\n"
 
 // publish shows data under the running cell (or the last one).
 func (g *gonbSession) publish(data frontend.MIMEBundle, md map[string]any, id string, update bool) {

@@ -1,4 +1,4 @@
-package notebook
+package commands
 
 import (
 	"fmt"
@@ -17,13 +17,9 @@ import (
 // whos is %whos: the session's variables with their types, the memory
 // their values hold and what they are, then its functions, types and
 // constants, as a table (IPython's %whos, for Go).
-func (e *Engine) whos() frontend.MIMEBundle {
-	var r session.Runner = e.interp
-	if e.compiled != nil {
-		r = e.compiled
-	}
+func whos(env Env) frontend.MIMEBundle {
 	var rows [][]any
-	for _, v := range r.Values() {
+	for _, v := range env.Values() {
 		typ := v.Type
 		if typ == "" && v.Value.IsValid() {
 			typ = v.Value.Type().String()
@@ -31,14 +27,14 @@ func (e *Engine) whos() frontend.MIMEBundle {
 		size, info := describe(v.Value)
 		rows = append(rows, []any{v.Name, "var", typ, size, info})
 	}
-	for _, d := range e.Declarations() {
+	for _, d := range env.Declarations() {
 		var kind string
 		switch d.Kind {
-		case KindFunc, KindMethod:
+		case session.KindFunc, session.KindMethod:
 			kind = "func"
-		case KindType:
+		case session.KindType:
 			kind = "type"
-		case KindConst:
+		case session.KindConst:
 			kind = "const"
 		default:
 			continue
@@ -121,4 +117,20 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+}
+
+// plainText is a value as fmt prints it, a string quoted.
+func plainText(v any) (s string) {
+	defer func() {
+		if r := recover(); r != nil {
+			s = fmt.Sprintf("<value could not be formatted: %v>", r)
+		}
+	}()
+	if v == nil {
+		return "<nil>"
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.String {
+		return fmt.Sprintf("%q", rv.String())
+	}
+	return fmt.Sprint(v)
 }

@@ -1,4 +1,4 @@
-package notebook
+package commands
 
 import (
 	"context"
@@ -7,33 +7,32 @@ import (
 	"time"
 
 	"github.com/goaccel/goaccel/frontend"
-	"github.com/goaccel/goaccel/notebook/compiledrunner"
-	"github.com/goaccel/goaccel/notebook/gonb"
 	"github.com/goaccel/goaccel/notebook/timeit"
 )
 
-// timeit runs %timeit STATEMENT, or %%timeit [SETUP] (whole) with the
+// timeitMagic runs %timeit STATEMENT, or %%timeit [SETUP] with the
 // cell's code below it as the statements: they become one function, built
 // once as Go code, that the loop count is given to; the setup runs once
 // per repetition, untimed. The session keeps nothing of it.
-func (e *Engine) timeit(ctx context.Context, cmd gonb.Command, st *cellState, whole bool) (magicResult, *frontend.Error) {
-	var res magicResult
+func timeitMagic(ctx context.Context, env Env, c *Cell, arg string) *frontend.Error {
+	cmd := c.cmd
+	whole := cmd.Name() == "%timeit"
 	name := "%timeit"
 	if whole {
 		name = "%%timeit"
 		if cmd.Line != 1 {
-			return res, magicError("%%%%timeit must be the cell's first line (the cell below it is what is timed)")
+			return Errorf("%%%%timeit must be the cell's first line (the cell below it is what is timed)")
 		}
 	}
-	if e.compiled == nil {
-		return res, magicError("%s: cells are interpreted here (%s); %%time times a cell once", name, e.compReason())
+	comp := env.Compiled()
+	if comp == nil {
+		return Errorf("%s: cells are interpreted here (%s); %%time times a cell once", name, env.Interpreted())
 	}
-	arg := cmd.Arg()
 	opts, rest, err := timeit.ParseArgs(arg)
 	if err != nil {
-		return res, magicError("%s: %v", name, err)
+		return Errorf("%s: %v", name, err)
 	}
-	lines := strings.Split(st.src, "\n")
+	lines := strings.Split(c.Src, "\n")
 	// The statement in the cell's own text, at its own column.
 	placed := func(text string) string {
 		if text == "" || cmd.Line > len(lines) {
@@ -52,27 +51,27 @@ func (e *Engine) timeit(ctx context.Context, cmd gonb.Command, st *cellState, wh
 	}
 	setup, stmts := "", placed(strings.TrimSpace(arg[rest:]))
 	if whole {
-		setup, stmts = stmts, st.code
-		st.timed = true // the cell's code is what was timed
+		setup, stmts = stmts, c.Code
+		c.Timed = true // the cell's code is what was timed
 	}
 	if strings.TrimSpace(stmts) == "" {
-		return res, magicError("%s: nothing to time (%s)", name, timeit.Usage)
+		return Errorf("%s: nothing to time (%s)", name, timeit.Usage)
 	}
 	code := timeit.Source(setup, stmts)
-	m := compiledrunner.Mapped{Cell: st.count, Src: st.src, Lines: code.CellLine}
-	v, ferr := e.compiled.BuildValue(ctx, code.Src, m)
+	m := Mapped{Cell: c.Count, Src: c.Src, Lines: code.CellLine}
+	v, ferr := comp.BuildValue(ctx, code.Src, m)
 	if ferr != nil {
-		return res, ferr
+		return ferr
 	}
 	fn, ok := v.(timeit.Func)
 	if !ok {
-		return res, magicError("%s: internal error: the timed function is a %T", name, v)
+		return Errorf("%s: internal error: the timed function is a %T", name, v)
 	}
 	var callErr *frontend.Error
 	timer := func(n int) (time.Duration, error) {
 		var start time.Time
 		var took time.Duration
-		callErr = e.compiled.Call(ctx, func() {
+		callErr = comp.Call(ctx, func() {
 			fn(n, func() { start = time.Now() })
 			took = time.Since(start)
 		}, m)
@@ -84,27 +83,27 @@ func (e *Engine) timeit(ctx context.Context, cmd gonb.Command, st *cellState, wh
 	n := opts.Number
 	if n == 0 {
 		if n, err = timeit.Autorange(timer); err != nil {
-			return res, callErr
+			return callErr
 		}
 	}
 	r := timeit.Result{Loops: n, Precision: opts.Precision}
 	for range opts.Repeat {
 		d, err := timer(n)
 		if err != nil {
-			return res, callErr
+			return callErr
 		}
 		r.Runs = append(r.Runs, d)
 	}
 	if !opts.Quiet {
 		if w := r.CachingWarning(); w != "" {
-			e.out.Write("stdout", []byte(w+"\n"))
+			stdout(env, w+"\n")
 		}
-		e.out.Write("stdout", []byte(r.String()+"\n"))
+		stdout(env, r.String()+"\n")
 	}
 	if opts.Return {
-		res.result = frontend.MIMEBundle{"text/plain": "<TimeitResult : " + r.String() + ">"}
+		c.Result = frontend.MIMEBundle{"text/plain": "<TimeitResult : " + r.String() + ">"}
 	}
-	return res, nil
+	return nil
 }
 
 // errTimedFailed stands for the error a timed call reported (callErr).

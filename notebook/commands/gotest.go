@@ -1,4 +1,4 @@
-package notebook
+package commands
 
 // GoNB's %test: the session's Test and Benchmark functions run as go test
 // runs a package's (package gonb runs them).
@@ -18,29 +18,43 @@ import (
 	"github.com/goaccel/goaccel/notebook/internal/session"
 )
 
-// testRequest is a cell's %test.
-type testRequest struct {
+// TestRequest is a cell's %test.
+type TestRequest struct {
 	args  []string
 	given bool // the cell gave flags (else GoNB's defaults)
 }
 
-// runTests runs the session's tests after cell c's code: with the flags
-// %test gave, or GoNB's defaults (verbose, the tests and benchmarks the
-// cell declared; every test when it declared none).
-func (e *Engine) runTests(ctx context.Context, c *session.Cell, req *testRequest) *frontend.Error {
+func testMagic(_ context.Context, _ Env, c *Cell, arg string) *frontend.Error {
+	args, err := gonb.SplitArgs(arg)
+	if err != nil {
+		return Errorf("%%test: %v", err)
+	}
+	c.Test = &TestRequest{args: args, given: arg != ""}
+	return nil
+}
+
+// RunTests runs the session's tests after cell c's code, when it asked
+// (%test): with the flags %test gave, or GoNB's defaults (verbose, the
+// tests and benchmarks the cell declared; every test when it declared
+// none).
+func RunTests(ctx context.Context, env Env, c *Cell) *frontend.Error {
+	req := c.Test
+	if req == nil {
+		return nil
+	}
 	ts := gonb.Tests{Pkg: build.SessionModule}
 	ts.Tests = map[string]func(*testing.T){}
 	ts.Benchmarks = map[string]func(*testing.B){}
 	var cellTests, cellBenchmarks []string
-	for _, d := range e.Declarations() {
-		if d.Kind != KindFunc {
+	for _, d := range env.Declarations() {
+		if d.Kind != session.KindFunc {
 			continue
 		}
 		isTest, isBench := testName(d.Name, "Test"), testName(d.Name, "Benchmark")
 		if !isTest && !isBench {
 			continue
 		}
-		res, err := e.evalExprValue(ctx, c, d.Name)
+		res, err := env.Evaluate(ctx, d.Name)
 		if err != nil {
 			continue
 		}
@@ -64,9 +78,9 @@ func (e *Engine) runTests(ctx context.Context, c *session.Cell, req *testRequest
 		args = gonb.TestArgs(cellTests, cellBenchmarks)
 	}
 	code, err := gonb.RunTests(ts, args)
-	e.flushOutput()
+	env.Flush()
 	if err != nil {
-		return magicError("%v", err)
+		return Errorf("%v", err)
 	}
 	if ctx.Err() != nil {
 		return session.ErrInterrupted()
@@ -90,20 +104,4 @@ func testName(name, prefix string) bool {
 	}
 	r, _ := utf8.DecodeRuneInString(rest)
 	return !unicode.IsLower(r)
-}
-
-// evalExprValue evaluates expr against the session and returns its value.
-func (e *Engine) evalExprValue(ctx context.Context, c *session.Cell, expr string) (any, *frontend.Error) {
-	var r session.Runner = e.interp
-	if e.compiled != nil {
-		r = e.compiled
-	}
-	res, err := r.Evaluate(ctx, c, expr)
-	if err != nil {
-		return nil, err
-	}
-	if res == nil || len(res.Values) != 1 {
-		return nil, magicError("%s: no value", expr)
-	}
-	return res.Values[0], nil
 }

@@ -1,4 +1,4 @@
-package notebook
+package commands
 
 // GoNB's %wasm: the cell, with the session's declarations, is compiled
 // for the browser (GOOS=js GOARCH=wasm) and runs in the notebook page.
@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/goaccel/goaccel/frontend"
-	"github.com/goaccel/goaccel/notebook/autoimport"
 	"github.com/goaccel/goaccel/notebook/gonb"
 	"github.com/goaccel/goaccel/notebook/internal/session"
 )
@@ -31,17 +30,17 @@ type wasmTarget struct {
 
 // prepareWasm readies the directory %wasm programs go to and sets
 // GONB_WASM_DIR and GONB_WASM_URL, once per session.
-func (e *Engine) prepareWasm() *frontend.Error {
-	if e.compiled == nil {
-		return magicError("%%wasm: cells are interpreted here (%s), and %%wasm needs the Go toolchain", e.compReason())
+func (s *State) prepareWasm(env Env) *frontend.Error {
+	comp := env.Compiled()
+	if comp == nil {
+		return Errorf("%%wasm: cells are interpreted here (%s), and %%wasm needs the Go toolchain", env.Interpreted())
 	}
-	g := e.gonb
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.wasm != nil {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wasm != nil {
 		return nil
 	}
-	id := e.opts.KernelID
+	id := env.KernelID()
 	if id == "" {
 		id = randomID()
 	}
@@ -50,45 +49,48 @@ func (e *Engine) prepareWasm() *frontend.Error {
 		t.dir = filepath.Join(root, "jupyter_files", id)
 		t.url = "/files/jupyter_files/" + id
 	} else {
-		t.dir = filepath.Join(g.dir, "wasm")
+		t.dir = filepath.Join(env.GonbDir(), "wasm")
 		t.inline = true
 	}
 	if err := os.MkdirAll(t.dir, 0o755); err != nil {
-		return magicError("%%wasm: %v", err)
+		return Errorf("%%wasm: %v", err)
 	}
-	js, err := os.ReadFile(filepath.Join(e.compiled.Builder().GoRoot(), "lib", "wasm", "wasm_exec.js"))
+	js, err := os.ReadFile(filepath.Join(comp.Builder().GoRoot(), "lib", "wasm", "wasm_exec.js"))
 	if err != nil {
-		return magicError("%%wasm: the Go toolchain's wasm_exec.js: %v", err)
+		return Errorf("%%wasm: the Go toolchain's wasm_exec.js: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(t.dir, "wasm_exec.js"), js, 0o644); err != nil {
-		return magicError("%%wasm: %v", err)
+		return Errorf("%%wasm: %v", err)
 	}
 	os.Setenv(gonb.EnvWasmDir, t.dir)
 	os.Setenv(gonb.EnvWasmURL, t.url)
-	g.wasm = t
+	s.wasm = t
 	return nil
 }
 
-// wasmCell compiles a %wasm cell for the browser and shows what runs it:
-// a div for the program (GonbWasmDivId) and the script that starts it
-// with the cell's arguments. Its declarations do not join the session
-// (they may need syscall/js, which the kernel cannot load).
-func (e *Engine) wasmCell(ctx context.Context, c *session.Cell, code string, main *gonb.Main, reply frontend.ExecuteReply) frontend.ExecuteReply {
+// RunWasm compiles cell c's code (a %wasm cell) for the browser and shows
+// what runs it: a div for the program (GonbWasmDivId) and the script that
+// starts it with the cell's arguments. Its declarations do not join the
+// session (they may need syscall/js, which the kernel cannot load).
+func (r *Registry) RunWasm(ctx context.Context, env Env, c *Cell, code string, main *gonb.Main) *frontend.Error {
 	if strings.TrimSpace(code) == "" {
-		return reply
-	}
-	fail := func(err *frontend.Error) frontend.ExecuteReply {
-		reply.Err = err
-		return reply
+		return nil
 	}
 	if main == nil {
-		return fail(magicError("%%wasm: the cell has no func main: start its code with %%%% (or declare func main)"))
+		return Errorf("%%wasm: the cell has no func main: start its code with %%%% (or declare func main)")
 	}
-	t := e.gonb.wasm
+	comp := env.Compiled()
+	if comp == nil {
+		return Errorf("%%wasm: cells are interpreted here (%s), and %%wasm needs the Go toolchain", env.Interpreted())
+	}
+	s := r.state
+	s.mu.Lock()
+	t := s.wasm
+	s.mu.Unlock()
 	divID := "gonb_id_" + randomID()
 	extra := fmt.Sprintf("const (\n\tGonbWasmDir = %q\n\tGonbWasmUrl = %q\n\tGonbWasmDivId = %q\n)\n", t.dir, t.url, divID)
 	var decls []gonb.Decl
-	for _, d := range e.Declarations() {
+	for _, d := range env.Declarations() {
 		if d.FromStatement {
 			continue
 		}
@@ -96,37 +98,29 @@ func (e *Engine) wasmCell(ctx context.Context, c *session.Cell, code string, mai
 		if len(names) == 0 {
 			names = []string{d.Name}
 		}
-		decls = append(decls, gonb.Decl{Names: names, Source: d.Source, Import: d.Kind == KindImport, Path: d.Path})
+		decls = append(decls, gonb.Decl{Names: names, Source: d.Source, Import: d.Kind == session.KindImport, Path: d.Path})
 	}
-	resolve := func(name, src string) string {
-		p, err := e.compiled.Resolver().Resolve(ctx, name, autoimport.Selectors(src, name))
-		if err != nil {
-			return ""
-		}
-		return p
-	}
+	resolve := func(name, src string) string { return comp.Resolve(ctx, name, src) }
 	src, err := gonb.Program(decls, code, extra, resolve)
 	if err != nil {
-		return fail(magicError("%%wasm: %v", err))
+		return Errorf("%%wasm: %v", err)
 	}
 	name := fmt.Sprintf("gonb_cell_%d.wasm", c.Count)
 	out := filepath.Join(t.dir, name)
-	e.gonb.mu.Lock()
-	flags := append([]string{}, e.gonb.goflags...)
-	e.gonb.mu.Unlock()
-	if err := e.compiled.Builder().BuildProgram(ctx, src, "js", "wasm", flags, out); err != nil {
+	flags := s.GoFlags()
+	if err := comp.Builder().BuildProgram(ctx, src, "js", "wasm", flags, out); err != nil {
 		if ctx.Err() != nil {
-			return fail(session.ErrInterrupted())
+			return interrupted()
 		}
 		msg := "%wasm: " + err.Error()
-		return fail(&frontend.Error{Name: "CompileError", Value: msg, Traceback: strings.Split(msg, "\n")})
+		return &frontend.Error{Name: "CompileError", Value: msg, Traceback: strings.Split(msg, "\n")}
 	}
 	argv, _ := json.Marshal(append([]string{"js"}, main.Args...))
 	var html, js string
 	if t.inline {
 		wasm, err := os.ReadFile(out)
 		if err != nil {
-			return fail(magicError("%%wasm: %v", err))
+			return Errorf("%%wasm: %v", err)
 		}
 		execJS, _ := os.ReadFile(filepath.Join(t.dir, "wasm_exec.js"))
 		html = fmt.Sprintf("<div id=%q></div><script>%s</script>", divID, execJS)
@@ -146,9 +140,9 @@ func (e *Engine) wasmCell(ctx context.Context, c *session.Cell, code string, mai
 })();
 `, argv, t.url+"/"+name)
 	}
-	c.IO.Display(frontend.MIMEBundle{"text/html": html}, nil, "")
-	c.IO.Display(frontend.MIMEBundle{"text/javascript": js}, nil, "")
-	return reply
+	env.Publish(frontend.MIMEBundle{"text/html": html})
+	env.Publish(frontend.MIMEBundle{"text/javascript": js})
+	return nil
 }
 
 // randomID is 8 random hex digits (GoNB's ids have this form).

@@ -1,6 +1,6 @@
 //go:build unix
 
-package notebook
+package commands
 
 import (
 	"os/exec"

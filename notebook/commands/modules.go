@@ -1,4 +1,4 @@
-package notebook
+package commands
 
 // The magics of modules for compiled cells: %go get, %go mod, %use.
 
@@ -15,42 +15,33 @@ import (
 )
 
 // noModules is the error of a module magic when cells are interpreted.
-func (e *Engine) noModules(magic string) *frontend.Error {
-	return magicError("%s: compiled cells are unavailable here (%s), and modules need them: "+
-		"cells can import only the standard library and the packages linked into the kernel", magic, e.compReason())
-}
-
-// compReason says why compiled cells are unavailable.
-func (e *Engine) compReason() string {
-	var u *build.Unavailable
-	if errors.As(e.compErr, &u) {
-		return u.Reason
-	}
-	if e.compErr == nil {
-		return "unknown"
-	}
-	return e.compErr.Error()
+func noModules(env Env, magic string) *frontend.Error {
+	return Errorf("%s: compiled cells are unavailable here (%s), and modules need them: "+
+		"cells can import only the standard library and the packages linked into the kernel", magic, env.Interpreted())
 }
 
 // progress reports what the toolchain does on the cell's stderr.
-func (e *Engine) progress(msg string) { e.out.Write("stderr", []byte("goaccel: "+msg+"\n")) }
+func progress(env Env) func(string) {
+	return func(msg string) { stderr(env, "goaccel: "+msg+"\n") }
+}
 
 // goMagic runs %go get MODULE@VERSION... and %go mod.
-func (e *Engine) goMagic(ctx context.Context, arg string) *frontend.Error {
+func goMagic(ctx context.Context, env Env, _ *Cell, arg string) *frontend.Error {
 	f := strings.Fields(arg)
 	if len(f) == 0 {
-		return magicError("%%go: say what: %%go get MODULE@VERSION, %%go mod")
+		return Errorf("%%go: say what: %%go get MODULE@VERSION, %%go mod")
 	}
-	if e.compiled == nil {
-		return e.noModules("%go " + f[0])
+	comp := env.Compiled()
+	if comp == nil {
+		return noModules(env, "%go "+f[0])
 	}
-	builder := e.compiled.Builder()
+	builder := comp.Builder()
 	switch f[0] {
 	case "get":
 		if len(f) == 1 {
-			return magicError("%%go get: name a module, e.g. %%go get gonum.org/v1/plot@v0.17.0 (@latest for the latest version)")
+			return Errorf("%%go get: name a module, e.g. %%go get gonum.org/v1/plot@v0.17.0 (@latest for the latest version)")
 		}
-		if err := builder.Get(ctx, e.progress, f[1:]...); err != nil {
+		if err := builder.Get(ctx, progress(env), f[1:]...); err != nil {
 			if session.IsCanceled(err) && ctx.Err() != nil {
 				return session.ErrInterrupted()
 			}
@@ -60,20 +51,20 @@ func (e *Engine) goMagic(ctx context.Context, arg string) *frontend.Error {
 		for _, q := range f[1:] {
 			p, _, _ := strings.Cut(q, "@")
 			if v, ok := requiredVersion(mod, p); ok {
-				e.out.Write("stdout", []byte(fmt.Sprintf("%s %s\n", p, v)))
+				stdout(env, fmt.Sprintf("%s %s\n", p, v))
 			}
 		}
 	case "mod":
 		if len(f) > 1 {
-			return magicError("%%go mod takes no arguments: it shows the session module's go.mod")
+			return Errorf("%%go mod takes no arguments: it shows the session module's go.mod")
 		}
 		mod, err := builder.GoMod()
 		if err != nil {
-			return magicError("%%go mod: %v", err)
+			return Errorf("%%go mod: %v", err)
 		}
-		e.out.Write("stdout", []byte(mod))
+		stdout(env, mod)
 	default:
-		return magicError("%%go %s: unknown; %%go get MODULE@VERSION adds or pins a module, %%go mod shows the session's go.mod (use !go %s for the go command itself)", f[0], arg)
+		return Errorf("%%go %s: unknown; %%go get MODULE@VERSION adds or pins a module, %%go mod shows the session's go.mod (use !go %s for the go command itself)", f[0], arg)
 	}
 	return nil
 }
@@ -91,35 +82,36 @@ func requiredVersion(gomod, module string) (string, bool) {
 
 // useMagic runs %use DIR (a local module) and %use (the go.work beside the
 // notebook, again).
-func (e *Engine) useMagic(ctx context.Context, arg string) *frontend.Error {
-	if e.compiled == nil {
-		return e.noModules("%use")
+func useMagic(ctx context.Context, env Env, _ *Cell, arg string) *frontend.Error {
+	comp := env.Compiled()
+	if comp == nil {
+		return noModules(env, "%use")
 	}
-	builder := e.compiled.Builder()
+	builder := comp.Builder()
 	if arg == "" {
 		wd, err := os.Getwd()
 		if err != nil {
-			return magicError("%%use: %v", err)
+			return Errorf("%%use: %v", err)
 		}
-		used, err := builder.GoWork(ctx, wd, e.progress)
+		used, err := builder.GoWork(ctx, wd, progress(env))
 		if err != nil {
 			return moduleError("%use", err)
 		}
 		if used == nil {
-			return magicError("%%use: no go.work in %s; name a module's directory: %%use ./mylib", wd)
+			return Errorf("%%use: no go.work in %s; name a module's directory: %%use ./mylib", wd)
 		}
-		e.out.Write("stdout", []byte("using "+strings.Join(used, ", ")+" (go.work)\n"))
+		stdout(env, "using "+strings.Join(used, ", ")+" (go.work)\n")
 		return nil
 	}
 	dir := arg
 	if strings.HasPrefix(dir, "~") {
 		dir = getenvOr("HOME", "~") + dir[1:]
 	}
-	path, err := builder.Use(ctx, dir, e.progress)
+	path, err := builder.Use(ctx, dir, progress(env))
 	if err != nil {
 		return moduleError("%use "+arg, err)
 	}
-	e.out.Write("stdout", []byte(fmt.Sprintf("using %s from %s; after editing it, run %%use again to load the new version\n", path, arg)))
+	stdout(env, fmt.Sprintf("using %s from %s; after editing it, run %%use again to load the new version\n", path, arg))
 	return nil
 }
 
@@ -145,11 +137,12 @@ func moduleError(what string, err error) *frontend.Error {
 // module's directory uses (GoNB notebooks make one with
 // `!*go work init && go work use ...`) get replace directives, as %use
 // gives them.
-func (e *Engine) goWorkFix(ctx context.Context) *frontend.Error {
-	if e.compiled == nil {
-		return e.noModules("%goworkfix")
+func goWorkFix(ctx context.Context, env Env, state *State) *frontend.Error {
+	comp := env.Compiled()
+	if comp == nil {
+		return noModules(env, "%goworkfix")
 	}
-	fixes, err := e.compiled.Builder().GoWorkFix(ctx, e.progress)
+	fixes, err := comp.Builder().GoWorkFix(ctx, progress(env))
 	for _, f := range fixes {
 		var msg string
 		switch f.Status {
@@ -160,9 +153,9 @@ func (e *Engine) goWorkFix(ctx context.Context) *frontend.Error {
 		case "cache":
 			msg = fmt.Sprintf("\t- Module %q in %q is the module cache's copy of the version the session already uses: no replace rule needed.\n", f.Module, f.Dir)
 		}
-		e.out.Write("stdout", []byte(msg))
+		stdout(env, msg)
 		// As GoNB's, the folders of go.work's modules are tracked (%track).
-		e.gonb.addTracked(f.Dir)
+		state.Track(f.Dir)
 	}
 	if err != nil {
 		if session.IsCanceled(err) && ctx.Err() != nil {
@@ -171,4 +164,17 @@ func (e *Engine) goWorkFix(ctx context.Context) *frontend.Error {
 		return moduleError("%goworkfix", err)
 	}
 	return nil
+}
+
+func registerModules(r *Registry) {
+	r.Register(&Command{Names: nil, Section: Modules, Help: "  import \"M/pkg\"   a module not in the session is fetched (go get) on first import"})
+	r.Register(&Command{Names: []string{"go"}, Section: Modules, Help: "  %go get M@V ...  add or pin module versions (GOPROXY, GOPRIVATE, GOFLAGS apply)\n  %go mod          show the session module's go.mod", Run: goMagic})
+	r.Register(&Command{Names: []string{"use"}, Section: Modules, Help: `  %use DIR         make the local module in DIR importable; run it again after
+                   editing the module to load the new version
+  %use             apply the go.work in the working directory again (a go.work
+                   beside the notebook is applied before the first cell)`, Run: useMagic})
+	r.Register(&Command{Names: []string{"goworkfix"}, Section: GoNB, Help: "  %goworkfix       the go.work in $GONB_TMP_DIR: replace rules for its modules",
+		Run: func(ctx context.Context, env Env, _ *Cell, _ string) *frontend.Error {
+			return goWorkFix(ctx, env, r.state)
+		}})
 }

@@ -1,4 +1,4 @@
-package notebook
+package commands
 
 // %args: the command-line arguments cells see.
 
@@ -11,19 +11,19 @@ import (
 	"github.com/goaccel/goaccel/notebook/gxrt"
 )
 
-// setArgs makes args the process's os.Args[1:], which cells share with the
+// SetArgs makes args the process's os.Args[1:], which cells share with the
 // kernel, and sets every flag back to its default value, as a new run of
 // a program starts: flag.Parse in a cell (gxrt.FlagParse) parses
 // os.Args[1:]. The flags cells defined stay defined (a cell defining a
 // flag again replaces it: see gxrt/flags.go).
-func setArgs(args []string) {
+func SetArgs(args []string) {
 	os.Args = append([]string{os.Args[0]}, args...)
 	gxrt.ResetFlags()
 }
 
-// freshFlags gives package flag a fresh flag set, without the kernel's
+// FreshFlags gives package flag a fresh flag set, without the kernel's
 // own flags: cells see a program's.
-func freshFlags() {
+func FreshFlags() {
 	fs := flag.NewFlagSet(os.Args[0], flag.ContinueOnError)
 	fs.Usage = func() { flag.Usage() }
 	// Parsed (with nothing) as the process's flags were: code that asks
@@ -32,10 +32,10 @@ func freshFlags() {
 	flag.CommandLine = fs
 }
 
-// splitArgs splits a line into words as sh does for plain words: blanks
+// SplitArgs splits a line into words as sh does for plain words: blanks
 // separate them, '...' and "..." quote (with \ escaping ", \, $ and ` in
 // double quotes), \ escapes the next character outside quotes.
-func splitArgs(line string) ([]string, error) {
+func SplitArgs(line string) ([]string, error) {
 	var args []string
 	var cur strings.Builder
 	inWord := false

@@ -1,4 +1,4 @@
-package notebook
+package commands
 
 // Shell commands: ! (and GoNB's !* and %with_inputs), %%script, %%bash,
 // %%sh and %%writefile.
@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/goaccel/goaccel/frontend"
-	"github.com/goaccel/goaccel/notebook/autoimport"
 	"github.com/goaccel/goaccel/notebook/gonb"
 	"github.com/goaccel/goaccel/notebook/internal/session"
 )
@@ -39,7 +38,7 @@ type shellRun struct {
 // shellCommand runs a ! line: with bash (as GoNB does; sh where there is
 // no bash), in the session module's directory for !* (GoNB's temporary
 // module, where `go get` and `go mod edit` act on the cells' go.mod).
-func (e *Engine) shellCommand(ctx context.Context, text string, st *cellState) *frontend.Error {
+func shellCommand(ctx context.Context, env Env, c *Cell, text string) *frontend.Error {
 	command := strings.TrimSpace(text)
 	inModule := strings.HasPrefix(command, "*")
 	if inModule {
@@ -49,24 +48,25 @@ func (e *Engine) shellCommand(ctx context.Context, text string, st *cellState) *
 		return nil
 	}
 	r := shellRun{argv: []string{shellPath(), "-c", command}, shown: "!" + command,
-		ask: st.withInputs || st.withPassword, password: st.withPassword}
+		ask: c.WithInputs || c.WithPassword, password: c.WithPassword}
 	if inModule {
 		r.shown = "!*" + command
 	}
-	st.withInputs, st.withPassword = false, false
+	c.WithInputs, c.WithPassword = false, false
 	if !inModule {
-		return e.runShell(ctx, r)
+		return runShell(ctx, env, r)
 	}
-	if e.compiled == nil {
-		r.dir = e.gonb.dir
-		return e.runShell(ctx, r)
+	comp := env.Compiled()
+	if comp == nil {
+		r.dir = env.GonbDir()
+		return runShell(ctx, env, r)
 	}
-	b := e.compiled.Builder()
+	b := comp.Builder()
 	r.dir = b.Dir()
-	e.writeProgram(ctx, filepath.Join(r.dir, "main.go"))
+	writeProgram(ctx, env, comp, filepath.Join(r.dir, "main.go"))
 	var shellErr *frontend.Error
 	err := b.External(ctx, strings.ReplaceAll(r.shown, "\\\n", " "), func() error {
-		if shellErr = e.runShell(ctx, r); shellErr != nil {
+		if shellErr = runShell(ctx, env, r); shellErr != nil {
 			return errors.New(shellErr.Value)
 		}
 		return nil
@@ -90,7 +90,7 @@ func shellPath() string {
 
 // runShell runs a command, streaming its output. A non-zero exit status
 // is a ShellError naming the command and the status.
-func (e *Engine) runShell(ctx context.Context, r shellRun) *frontend.Error {
+func runShell(ctx context.Context, env Env, r shellRun) *frontend.Error {
 	shown := strings.ReplaceAll(r.shown, "\\\n", " ")
 	cmd := exec.CommandContext(ctx, r.argv[0], r.argv[1:]...)
 	cmd.Dir = r.dir
@@ -101,7 +101,7 @@ func (e *Engine) runShell(ctx context.Context, r shellRun) *frontend.Error {
 	case r.ask:
 		w, err := cmd.StdinPipe()
 		if err != nil {
-			return magicError("%s: %v", shown, err)
+			return Errorf("%s: %v", shown, err)
 		}
 		stdinW = w
 	case r.stdin != nil:
@@ -109,14 +109,14 @@ func (e *Engine) runShell(ctx context.Context, r shellRun) *frontend.Error {
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return magicError("%s: %v", shown, err)
+		return Errorf("%s: %v", shown, err)
 	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		return magicError("%s: %v", shown, err)
+		return Errorf("%s: %v", shown, err)
 	}
 	if err := cmd.Start(); err != nil {
-		return magicError("%s: %v", shown, err)
+		return Errorf("%s: %v", shown, err)
 	}
 	var wg sync.WaitGroup
 	pump := func(name string, r io.Reader) {
@@ -125,7 +125,7 @@ func (e *Engine) runShell(ctx context.Context, r shellRun) *frontend.Error {
 		for {
 			n, err := r.Read(buf)
 			if n > 0 {
-				e.out.Write(name, buf[:n])
+				env.Write(name, buf[:n])
 			}
 			if err != nil {
 				return
@@ -137,7 +137,7 @@ func (e *Engine) runShell(ctx context.Context, r shellRun) *frontend.Error {
 	go pump("stderr", stderr)
 	exited := make(chan struct{})
 	if stdinW != nil {
-		go e.feedInput(ctx, stdinW, r.password, exited)
+		go feedInput(ctx, env, stdinW, r.password, exited)
 	}
 	wg.Wait()
 	err = cmd.Wait()
@@ -155,7 +155,7 @@ func (e *Engine) runShell(ctx context.Context, r shellRun) *frontend.Error {
 		return &frontend.Error{Name: "ShellError", Value: msg, Traceback: []string{msg}}
 	}
 	if err != nil {
-		return magicError("%s: %v", shown, err)
+		return Errorf("%s: %v", shown, err)
 	}
 	return nil
 }
@@ -163,9 +163,8 @@ func (e *Engine) runShell(ctx context.Context, r shellRun) *frontend.Error {
 // feedInput asks the user for lines while a command runs and writes them
 // to its standard input: after the command has run a moment, a line at a
 // time, until it exits.
-func (e *Engine) feedInput(ctx context.Context, w io.WriteCloser, password bool, exited <-chan struct{}) {
+func feedInput(ctx context.Context, env Env, w io.WriteCloser, password bool, exited <-chan struct{}) {
 	defer w.Close()
-	c := e.cells.Cell()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -181,7 +180,7 @@ func (e *Engine) feedInput(ctx context.Context, w io.WriteCloser, password bool,
 			return
 		case <-time.After(inputWait):
 		}
-		line, err := c.IO.Input(ctx, "", password)
+		line, err := env.Input(ctx, "", password)
 		if err != nil {
 			return
 		}
@@ -194,10 +193,8 @@ func (e *Engine) feedInput(ctx context.Context, w io.WriteCloser, password bool,
 // cellMagic runs GoNB's cell magics: %%writefile [-a] FILE writes the rest
 // of the cell to FILE; %%script PROGRAM [ARGS], %%bash and %%sh run the
 // program with the rest of the cell as its standard input.
-func (e *Engine) cellMagic(ctx context.Context, m *gonb.CellMagic) *frontend.Error {
-	switch m.Name {
-	case "writefile":
-		args := m.Args
+func writefileMagic(_ context.Context, env Env, args []string, body string) *frontend.Error {
+	{
 		flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 		appending := len(args) == 2 && args[0] == "-a"
 		if appending {
@@ -205,14 +202,13 @@ func (e *Engine) cellMagic(ctx context.Context, m *gonb.CellMagic) *frontend.Err
 			args = args[1:]
 		}
 		if len(args) != 1 {
-			return magicError("%%%%writefile takes one file (and -a to append to it): %%%%writefile [-a] FILE")
+			return Errorf("%%%%writefile takes one file (and -a to append to it): %%%%writefile [-a] FILE")
 		}
 		path := expandPath(args[0])
 		f, err := os.OpenFile(path, flags, 0o644)
 		if err != nil {
-			return magicError("%%%%writefile: %v", err)
+			return Errorf("%%%%writefile: %v", err)
 		}
-		body := m.Body
 		if !strings.HasSuffix(body, "\n") {
 			body += "\n"
 		}
@@ -221,46 +217,51 @@ func (e *Engine) cellMagic(ctx context.Context, m *gonb.CellMagic) *frontend.Err
 			werr = cerr
 		}
 		if werr != nil {
-			return magicError("%%%%writefile: %v", werr)
+			return Errorf("%%%%writefile: %v", werr)
 		}
 		verb := "written to"
 		if appending {
 			verb = "appended to"
 		}
-		e.out.Stderr(fmt.Sprintf("Cell contents %s %q.\n", verb, path))
+		stderr(env, fmt.Sprintf("Cell contents %s %q.\n", verb, path))
 		return nil
-	case "script", "bash", "sh":
-		argv := m.Args
-		if m.Name != "script" {
+	}
+}
+
+// scriptMagic runs %%script PROGRAM [ARGS] (%%bash and %%sh: name) with the
+// rest of the cell as its standard input.
+func scriptMagic(name string) CellHandler {
+	return func(ctx context.Context, env Env, args []string, body string) *frontend.Error {
+		argv := args
+		if name != "script" {
 			if len(argv) > 0 {
-				return magicError("%%%%%s takes no arguments", m.Name)
+				return Errorf("%%%%%s takes no arguments", name)
 			}
-			argv = []string{m.Name}
+			argv = []string{name}
 		}
 		if len(argv) == 0 {
-			return magicError("%%%%script needs a program: %%%%script PROGRAM [ARGS...]")
+			return Errorf("%%%%script needs a program: %%%%script PROGRAM [ARGS...]")
 		}
 		if p, err := exec.LookPath(argv[0]); err == nil {
 			argv = append([]string{p}, argv[1:]...)
 		}
-		return e.runShell(ctx, shellRun{argv: argv, shown: "%%" + m.Name + " " + strings.Join(m.Args, " "),
-			stdin: strings.NewReader(m.Body + "\n")})
+		return runShell(ctx, env, shellRun{argv: argv, shown: "%%" + name + " " + strings.Join(args, " "),
+			stdin: strings.NewReader(body + "\n")})
 	}
-	return magicError("%%%%%s: unknown cell magic", m.Name)
 }
 
 // writeProgram writes the session as a program (its declarations and its
 // func main, as GoNB keeps the last cell's program in main.go beside the
 // go.mod), for !* commands such as go build or go vet. Nothing is written
 // when it cannot be assembled.
-func (e *Engine) writeProgram(ctx context.Context, path string) {
+func writeProgram(ctx context.Context, env Env, comp Compiled, path string) {
 	var decls []gonb.Decl
 	main := "func main() {}"
-	for _, d := range e.Declarations() {
+	for _, d := range env.Declarations() {
 		if d.FromStatement {
 			continue
 		}
-		if d.Kind == KindFunc && d.Name == "main" {
+		if d.Kind == session.KindFunc && d.Name == "main" {
 			main = d.Source
 			continue
 		}
@@ -268,18 +269,30 @@ func (e *Engine) writeProgram(ctx context.Context, path string) {
 		if len(names) == 0 {
 			names = []string{d.Name}
 		}
-		decls = append(decls, gonb.Decl{Names: names, Source: d.Source, Import: d.Kind == KindImport, Path: d.Path})
+		decls = append(decls, gonb.Decl{Names: names, Source: d.Source, Import: d.Kind == session.KindImport, Path: d.Path})
 	}
-	resolve := func(name, src string) string {
-		p, err := e.compiled.Resolver().Resolve(ctx, name, autoimport.Selectors(src, name))
-		if err != nil {
-			return ""
-		}
-		return p
-	}
+	resolve := func(name, src string) string { return comp.Resolve(ctx, name, src) }
 	src, err := gonb.Program(decls, main, "", resolve)
 	if err != nil {
 		return
 	}
 	_ = os.WriteFile(path, []byte(src), 0o644)
+}
+
+func registerShell(r *Registry) {
+	r.Register(&Command{Names: []string{"with_inputs", "with_password"}, Section: GoNB,
+		Help: "  %with_inputs / %with_password   the next ! command reads what you type",
+		Run: func(_ context.Context, _ Env, c *Cell, _ string) *frontend.Error {
+			name := c.cmd.Name()
+			if !c.AllowStdin {
+				return Errorf("%%%s: this front end does not allow input (allow_stdin is false)", name)
+			}
+			c.WithInputs = name == "with_inputs"
+			c.WithPassword = name == "with_password"
+			return nil
+		}})
+	r.RegisterCellMagic(&CellMagic{Name: "writefile", Section: GoNB, Help: "  %%writefile [-a] F   write the rest of the cell to F", Run: writefileMagic})
+	r.RegisterCellMagic(&CellMagic{Name: "script", Section: GoNB, Help: "  %%script CMD, %%bash, %%sh   run the rest of the cell as CMD's input", Run: scriptMagic("script")})
+	r.RegisterCellMagic(&CellMagic{Name: "bash", Section: GoNB, Run: scriptMagic("bash")})
+	r.RegisterCellMagic(&CellMagic{Name: "sh", Section: GoNB, Run: scriptMagic("sh")})
 }
