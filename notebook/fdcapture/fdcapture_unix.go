@@ -54,6 +54,7 @@ func Redirect() (*Capture, error) {
 		_ = unix.Dup2(int(c.origOut.Fd()), 1)
 		return nil, fmt.Errorf("fdcapture: dup2 onto fd 2: %w", err)
 	}
+	growPipe(wErr) // a fatal error's traceback must fit: see crashPipeSize
 	c.wOut, c.wErr = wOut, wErr
 	c.rOut, c.rErr = rOut, rErr
 	_ = debug.SetCrashOutput(c.origErr, debug.CrashOptions{})
