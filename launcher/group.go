@@ -66,7 +66,7 @@ func (l *launch) run(ctx context.Context, mode string, s Session, payload []byte
 			return l.decode(s, payload, res)
 		}
 		failure.setRestarts(restart)
-		if mode != modeRun || restart >= l.opts.MaxRestarts {
+		if mode == modePreflight || restart >= l.opts.MaxRestarts {
 			return nil, failure
 		}
 		where := ""
@@ -385,8 +385,11 @@ func (w *worker) failure(mode string) *ChildFailedError {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	ok := w.gotResult
-	if mode == modePreflight {
+	switch mode {
+	case modePreflight:
 		ok = w.gotOK
+	case modeProgram:
+		ok = true // its exit status says
 	}
 	if code == 0 && sig == "" && ok {
 		return nil

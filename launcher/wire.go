@@ -31,7 +31,8 @@ const (
 	EnvRdzvNamespace = launchenv.RdzvNamespace
 	// EnvRdzvConf holds Options.RdzvConf as a JSON object.
 	EnvRdzvConf = "GOACCEL_RDZV_CONF"
-	// EnvWorkerMode is "run" or "preflight".
+	// EnvWorkerMode is "run", "preflight" or, for a program that
+	// LaunchProgram runs, "program".
 	EnvWorkerMode = "GOACCEL_WORKER_MODE"
 	// EnvLogLevel is the kernel's logrus level; a worker logs at the same
 	// level, and its log entries travel to the kernel's log (warnings and
@@ -55,6 +56,9 @@ const (
 const (
 	modeRun       = "run"
 	modePreflight = "preflight"
+	// modeProgram: the workers are a program (LaunchProgram), which
+	// succeeds by exiting with status 0.
+	modeProgram = "program"
 )
 
 // Message types on the events channel.

@@ -1,8 +1,9 @@
 // Package cli is the goaccel binary's command line (cmd/kernel, and
 // cmd/goaccel for `go install`): it installs the kernelspec, runs as a
 // kernel when Jupyter starts it, runs as a node agent (`goaccel node`) that
-// takes launches from a notebook on another machine, and (hidden) runs as a
-// launched training worker. It only parses the command line; the work is
+// takes launches from a notebook on another machine, launches a Go program
+// on worker processes as accelerate launch does (`goaccel launch`), and
+// (hidden) runs as a launched training worker. It only parses the command line; the work is
 // done by packages kernelspec, kernel and notebook.
 package cli
 
@@ -38,6 +39,9 @@ Usage:
   goaccel kernel -f CONNECTION_FILE
   goaccel node --rdzv-endpoint HOST:PORT [--rdzv-backend etcd|static|c10d] [--rdzv-id ID]
                [--node-rank R] [--nproc-per-node P] [--rdzv-conf KEY=VALUE]... [--host ADDR]
+  goaccel launch [--num_processes N] [--cpu] [--mixed_precision MODE] [--num_machines M --machine_rank R
+               --main_process_ip ADDR --main_process_port PORT] [--rdzv_backend B] [--max_restarts K]
+               [--config_file FILE] PROGRAM [ARGS...]
   goaccel version
 `
 
@@ -58,6 +62,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runKernel(args[1:], stderr)
 	case "node":
 		err = runNode(args[1:], stderr)
+	case "launch":
+		err = runLaunch(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "goaccel", versionString())
 	case "help", "-h", "--help":

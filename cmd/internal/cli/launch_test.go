@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// cliHelperArgs, in a re-executed test binary, are the command line it
+// runs (as the goaccel binary would) before exiting with its code.
+const cliHelperArgs = "GOACCEL_CLI_TEST_ARGS"
+
+func TestMain(m *testing.M) {
+	if args := os.Getenv(cliHelperArgs); args != "" {
+		os.Exit(run(strings.Split(args, "\n"), os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// Two machines, Accelerate's way: the same command on each, with its own
+// --machine_rank, meeting at machine 0's address (here both on this host;
+// the second is another process).
+func TestLaunchAcrossTwoMachines(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("shared by both machines"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	args := func(rank int) []string {
+		return []string{"launch", "--cpu", "--num_processes", "2", "--num_machines", "2", "--machine_rank", strconv.Itoa(rank),
+			"--main_process_ip", "127.0.0.1", "--main_process_port", port, "--rdzv_conf", "secret_file=" + secret, "./testdata/launchprog"}
+	}
+	other := exec.Command(os.Args[0], "-test.run=^$")
+	other.Env = append(os.Environ(), cliHelperArgs+"="+strings.Join(args(1), "\n"))
+	var otherOut bytes.Buffer
+	other.Stdout, other.Stderr = &otherOut, &otherOut
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCmd(t, args(0)...)
+	otherErr := other.Wait()
+	if code != 0 || otherErr != nil {
+		t.Fatalf("machine 0: exit %d\n%s%s\nmachine 1: %v\n%s", code, out, stderr, otherErr, otherOut.String())
+	}
+	all := out + otherOut.String()
+	for r := 0; r < 4; r++ {
+		if !regexp.MustCompile(`(?m)^\[node \d rank ` + strconv.Itoa(r) + `\] rank ` + strconv.Itoa(r) + ` of 4: sum 10,`).MatchString(all) {
+			t.Errorf("no line of rank %d in\n%s", r, all)
+		}
+	}
+}
+
+// goaccel launch builds a Go program and runs it on N processes that join
+// one process group, their lines prefixed by rank, as accelerate launch
+// runs a script.
+func TestLaunchRunsAProgramOnEveryRank(t *testing.T) {
+	code, out, stderr := runCmd(t, "launch", "--cpu", "--num_processes", "3", "--mixed-precision", "bf16",
+		"--main_process_port", "0", "./testdata/launchprog", "a", "b c")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	for r := 0; r < 3; r++ {
+		want := regexp.MustCompile(`(?m)^\[rank ` + string(rune('0'+r)) + `\] rank ` + string(rune('0'+r)) + ` of 3: sum 6, args \["a" "b c"\], mixed precision bf16$`)
+		if !want.MatchString(out) {
+			t.Errorf("no line of rank %d in\n%s", r, out)
+		}
+	}
+}
+
+// A rank that fails stops the others, and the error names it.
+func TestLaunchNamesTheRankThatFailed(t *testing.T) {
+	t.Setenv("FAIL_RANK", "1")
+	code, out, stderr := runCmd(t, "launch", "--cpu", "--num-processes", "2", "--main_process_port", "0", "./testdata/launchprog")
+	if code == 0 {
+		t.Fatalf("exit 0 with a failing rank\n%s", out)
+	}
+	if !strings.Contains(stderr, "rank 1 (local rank 1) failed (exit status 3)") || !strings.Contains(stderr, "failing on purpose") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+}
+
+func TestLaunchRefusesBadInput(t *testing.T) {
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "broken.go")
+	if err := os.WriteFile(broken, []byte("package main\n\nfunc main() {\n\tundefinedName()\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"launch", broken}, "broken.go:4:2: undefined: undefinedName"},
+		{[]string{"launch"}, "name the program to launch"},
+		{[]string{"launch", "--num_machines", "2", "--machine_rank", "2", "prog"}, "--machine_rank 2 is outside the 2 machine(s)"},
+		{[]string{"launch", "--config_file", filepath.Join(dir, "none.yaml"), "prog"}, "none.yaml: no such file"},
+		{[]string{"launch", "--main_process_port", "http", "prog"}, `--main_process_port "http" is not a port`},
+		{[]string{"launch", "--cpu", "--mixed_precision", "fp12", "--num_processes", "2", "prog"}, "fp12"},
+	} {
+		code, _, stderr := runCmd(t, tc.args...)
+		if code == 0 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q lacks %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// The config file Accelerate writes is read, and flags override it.
+func TestLaunchReadsAccelerateConfig(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "default_config.yaml")
+	if err := os.WriteFile(cfg, []byte("compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_CPU\nmixed_precision: fp16\nnum_machines: 1\nnum_processes: 2\nuse_cpu: true\nmain_process_port: 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCmd(t, "launch", "--config_file", cfg, "--mixed_precision", "no", "./testdata/launchprog")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	if strings.Count(out, " of 2: sum 3") != 2 || !strings.Contains(out, "mixed precision no") {
+		t.Errorf("stdout:\n%s", out)
+	}
+}
