@@ -42,6 +42,8 @@ Usage:
   goaccel launch [--num_processes N] [--cpu] [--mixed_precision MODE] [--num_machines M --machine_rank R
                --main_process_ip ADDR --main_process_port PORT] [--rdzv_backend B] [--max_restarts K]
                [--config_file FILE] PROGRAM [ARGS...]
+  goaccel config [--config_file FILE] [--num_processes N] [--cpu] [--mixed_precision MODE] ...
+  goaccel env [--config_file FILE]
   goaccel version
 `
 
@@ -64,6 +66,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runNode(args[1:], stderr)
 	case "launch":
 		err = runLaunch(args[1:], stdout, stderr)
+	case "config":
+		err = runConfig(args[1:], stdout, stderr)
+	case "env":
+		err = runEnv(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "goaccel", versionString())
 	case "help", "-h", "--help":

@@ -29,6 +29,7 @@ type launchFlags struct {
 	mainIP, mainPort, mixedPrecision, rdzvBackend       string
 	cpu                                                 bool
 	configFile, rdzvConf                                string
+	noConfig                                            bool // read no config file (goaccel config)
 }
 
 // acceleratorConfig is the part of Accelerate's config file
@@ -131,7 +132,7 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 func (f launchFlags) options() (launcher.Options, error) {
 	var cfg acceleratorConfig
 	path := f.configFile
-	if path == "" {
+	if path == "" && !f.noConfig {
 		if _, err := os.Stat(defaultConfigFile()); err == nil {
 			path = defaultConfigFile()
 		}

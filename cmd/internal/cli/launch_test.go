@@ -128,3 +128,40 @@ func TestLaunchReadsAccelerateConfig(t *testing.T) {
 		t.Errorf("stdout:\n%s", out)
 	}
 }
+
+// goaccel config writes the file Accelerate's launch reads; goaccel env
+// shows it with the versions and the machine.
+func TestConfigThenLaunchThenEnv(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "accelerate", "default_config.yaml")
+	code, out, stderr := runCmd(t, "config", "--config_file", cfg, "--num_processes", "2", "--cpu", "--main_process_port", "0")
+	if code != 0 || !strings.Contains(out, "accelerate configuration saved at "+cfg) {
+		t.Fatalf("config: %d %s %s", code, out, stderr)
+	}
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"distributed_type: MULTI_CPU\n", "num_processes: 2\n", "use_cpu: true\n", "mixed_precision: \"no\"\n", "compute_environment: LOCAL_MACHINE\n"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("%q not in\n%s", want, data)
+		}
+	}
+	code, out, stderr = runCmd(t, "launch", "--config_file", cfg, "./testdata/launchprog")
+	if code != 0 || strings.Count(out, " of 2: sum 3") != 2 {
+		t.Errorf("launch with the config: %d\n%s\n%s", code, out, stderr)
+	}
+	code, out, stderr = runCmd(t, "env", "--config_file", cfg)
+	if code != 0 {
+		t.Fatalf("env: %d %s", code, stderr)
+	}
+	for _, want := range []string{"- goaccel version: ", "- Go version: go1.", "- CPUs: ", "- GPUs: ", "- Accelerate config (" + cfg + "):\n", "\t- num_processes: 2\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q not in\n%s", want, out)
+		}
+	}
+	// Contradictions are refused before anything is written.
+	code, _, stderr = runCmd(t, "config", "--config_file", cfg, "--num_machines", "2")
+	if code == 0 || !strings.Contains(stderr, "needs --main_process_ip") {
+		t.Errorf("2 machines without an address: %d %s", code, stderr)
+	}
+}
