@@ -418,8 +418,12 @@ func chunkBounds(l, n, c int) (int, int) {
 // ringReduce runs the ring algorithm (see ring) on buf, folding with op;
 // Mean divides each chunk once, when it is fully reduced.
 func ringReduce[T float](o *opCtx, buf []T, op ReduceOp, rsOnly bool) error {
+	return ringReduceShifted(o, buf, op, ringPlan{reduceScatter: true, allGather: !rsOnly})
+}
+
+func ringReduceShifted[T float](o *opCtx, buf []T, op ReduceOp, plan ringPlan) error {
 	n := o.g.size
-	return ring(o, buf, rsOnly, func(dst, in []T, last bool) {
+	return ring(o, buf, plan, func(dst, in []T, last bool) {
 		reduceInto(dst, in, op)
 		if last && op == Mean {
 			scale(dst, n)
@@ -427,42 +431,57 @@ func ringReduce[T float](o *opCtx, buf []T, op ReduceOp, rsOnly bool) error {
 	})
 }
 
+// ringPlan is which phases of the ring algorithm run: reduce-scatter, after
+// which rank r holds the fully reduced chunk r+1+shift, and all-gather,
+// which starts from that. With shift -1, rank r's chunk is chunk r, as
+// reduce-scatter and all-gather give rank r in torch.distributed; an
+// all-gather alone starts from rank r's own chunk r.
+type ringPlan struct {
+	reduceScatter, allGather bool
+	shift                    int
+}
+
 // ring runs the pipelined ring algorithm on buf: n-1 reduce-scatter steps
 // (rank r sends chunk r-s to r+1 and folds chunk r-s-1 received from r-1),
-// then, unless rsOnly, n-1 all-gather steps. The chunk a rank sends at step
-// s+1 is the one it received at step s, so the sender streams each segment
-// as soon as the receiver has finished it. fold folds a received segment in
-// into dst; last is true on the last reduce-scatter step, after which dst is
-// fully reduced. fold is called once per segment (up to segmentBytes), so
-// its call costs nothing next to the element loop inside it.
-func ring[E wireElem](o *opCtx, buf []E, rsOnly bool, fold func(dst, in []E, last bool)) error {
+// then n-1 all-gather steps, as plan says (chunk numbers moved by
+// plan.shift). The chunk a rank sends at step s+1 is the one it received at
+// step s, so the sender streams each segment as soon as the receiver has
+// finished it. fold folds a received segment in into dst; last is true on
+// the last reduce-scatter step, after which dst is fully reduced. fold is
+// called once per segment (up to segmentBytes), so its call costs nothing
+// next to the element loop inside it.
+func ring[E wireElem](o *opCtx, buf []E, plan ringPlan, fold func(dst, in []E, last bool)) error {
 	g := o.g
 	n, r := g.size, g.rank
 	next, prev := g.next(), g.prev()
-	steps := 2 * (n - 1)
-	if rsOnly {
-		steps = n - 1
+	first, end := 0, 2*(n-1)
+	if !plan.reduceScatter {
+		first = n - 1
+	}
+	if !plan.allGather {
+		end = n - 1
 	}
 	sendChunk := func(s int) int {
 		if s < n-1 {
-			return r - s
+			return r - s + plan.shift
 		}
-		return r + 1 - (s - (n - 1))
+		return r + 1 - (s - (n - 1)) + plan.shift
 	}
 	recvChunk := func(s int) int {
 		if s < n-1 {
-			return r - s - 1
+			return r - s - 1 + plan.shift
 		}
-		return r - (s - (n - 1))
+		return r - (s - (n - 1)) + plan.shift
 	}
 	seg := max(segmentBytes/elemSize[E](), 1)
-	ready := make(chan struct{}, steps*(len(buf)/n/seg+2))
+	ready := make(chan struct{}, (end-first)*(len(buf)/n/seg+2))
 	// sent carries one token per step the sender has finished. An
 	// all-gather step t overwrites the chunk sent at reduce-scatter step t;
 	// the bytes have necessarily left (they came back around the ring), but
 	// waiting for the token makes that ordering visible to the race detector
-	// at the cost of one channel operation per step.
-	sent := make(chan struct{}, steps)
+	// at the cost of one channel operation per step. An all-gather alone
+	// overwrites nothing it sends.
+	sent := make(chan struct{}, end-first)
 	sentSeen := 0
 	tmp := scratch[E](g, seg)
 	parallel(func() { // receiver
@@ -470,8 +489,8 @@ func ring[E wireElem](o *opCtx, buf []E, rsOnly bool, fold func(dst, in []E, las
 		if _, err := o.recvHeader(prev, int64(len(buf))); err != nil {
 			return
 		}
-		for s := 0; s < steps; s++ {
-			if s >= n-1 {
+		for s := first; s < end; s++ {
+			if plan.reduceScatter && s >= n-1 {
 				for ; sentSeen <= s-(n-1); sentSeen++ {
 					if _, ok := <-sent; !ok {
 						return
@@ -480,8 +499,8 @@ func ring[E wireElem](o *opCtx, buf []E, rsOnly bool, fold func(dst, in []E, las
 			}
 			lo, hi := chunkBounds(len(buf), n, recvChunk(s))
 			for off := lo; off < hi; off += seg {
-				end := min(off+seg, hi)
-				dst := buf[off:end]
+				e := min(off+seg, hi)
+				dst := buf[off:e]
 				if s < n-1 {
 					in := tmp[:len(dst)]
 					if o.read(prev, asBytes(in)) != nil {
@@ -491,7 +510,7 @@ func ring[E wireElem](o *opCtx, buf []E, rsOnly bool, fold func(dst, in []E, las
 				} else if o.read(prev, asBytes(dst)) != nil {
 					return
 				}
-				if s < steps-1 {
+				if s < end-1 {
 					ready <- struct{}{}
 				}
 			}
@@ -501,10 +520,10 @@ func ring[E wireElem](o *opCtx, buf []E, rsOnly bool, fold func(dst, in []E, las
 		if o.send(next, uint64(len(buf))) != nil {
 			return
 		}
-		for s := 0; s < steps; s++ {
+		for s := first; s < end; s++ {
 			lo, hi := chunkBounds(len(buf), n, sendChunk(s))
 			for off := lo; off < hi; off += seg {
-				if s > 0 {
+				if s > first {
 					if _, ok := <-ready; !ok {
 						return
 					}

@@ -31,8 +31,18 @@
 // orders. [Group.AllReduceFloat16] and [Group.AllReduceBFloat16] reduce
 // 16-bit values (bit patterns in []uint16) with the same algorithms and
 // 16-bit wire values, each partial result computed in float32 and rounded
-// back to 16 bits (the fp16/bf16 comm hooks of package accelerate/ddp). Reductions are performed in a fixed order, so every rank ends with
+// back to 16 bits (the fp16/bf16 comm hooks of package accelerate/ddp).
+// Reductions are performed in a fixed order, so every rank ends with
 // bitwise identical results.
+//
+// Sharded training's two halves of an all-reduce are there on their own
+// (scatter.go), with torch.distributed's semantics:
+// [Group.ReduceScatterFloat32] leaves rank i the reduced chunk i of a
+// buffer of Size() chunks (reduce_scatter_tensor), and
+// [Group.AllGatherFloat32] puts rank i's share at chunk i of every rank's
+// buffer (all_gather_into_tensor, in place when the share is that chunk);
+// float64 and 16-bit variants too. Large buffers take the same pipelined
+// ring, one phase of it; small ones a direct exchange.
 //
 // Every operation is bounded: by the context and by the group timeout
 // ([DefaultTimeout], Accelerate's gloo default of 1800 s, settable). A rank

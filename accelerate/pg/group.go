@@ -66,6 +66,9 @@ type Group struct {
 	seq     uint32
 	broken  error
 	scratch []byte
+	// shardWork is reduce-scatter's copy of its input (scatter.go), kept
+	// from call to call as scratch is.
+	shardWork []byte
 
 	peers []*peer // by rank; nil at this rank
 

@@ -20,11 +20,16 @@ const (
 	opReduce    = 4
 	opGather    = 5
 	opAllGather = 6
+	// opReduceScatter and opAllGatherInto are the tensor collectives of
+	// sharded training (scatter.go).
+	opReduceScatter = 7
+	opAllGatherInto = 8
 )
 
 var opNames = map[byte]string{
 	opBarrier: "barrier", opBroadcast: "broadcast", opAllReduce: "all_reduce",
 	opReduce: "reduce", opGather: "gather", opAllGather: "all_gather",
+	opReduceScatter: "reduce_scatter", opAllGatherInto: "all_gather_into_tensor",
 }
 
 // Element types carried in message headers.

@@ -110,7 +110,7 @@ func ringReduce16(o *opCtx, buf []uint16, op ReduceOp, c codec16) error {
 	if op == Mean {
 		div = float32(o.g.size)
 	}
-	return ring(o, buf, false, func(dst, in []uint16, last bool) {
+	return ring(o, buf, ringPlan{reduceScatter: true, allGather: true}, func(dst, in []uint16, last bool) {
 		if last {
 			c.fold(dst, in, op, div)
 		} else {

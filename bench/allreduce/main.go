@@ -135,6 +135,13 @@ func main() {
 		}
 	}
 
+	sh := map[int]map[int]result{}
+	for _, n := range worlds {
+		if sh[n], err = launch(pl, "shard", n, sizes, *per); err != nil {
+			fail(fmt.Errorf("np=%d reduce-scatter + all-gather: %w", n, err))
+		}
+	}
+
 	where := "on loopback"
 	if len(pl.netns) > 0 {
 		where = "across network namespaces " + strings.Join(pl.netns, ", ") + " (one rank each, veth link via a bridge)"
@@ -157,6 +164,20 @@ func main() {
 			if *busbw {
 				fmt.Printf(" %10s", fmtBW(bw*2*float64(n-1)/float64(n)))
 			}
+		}
+		fmt.Println()
+	}
+	fmt.Printf("\nreduce-scatter + all-gather of the same float32 buffer (sharded training's two halves), beside all-reduce\n")
+	fmt.Printf("%-10s", "size")
+	for _, n := range worlds {
+		fmt.Printf(" %14s %9s", fmt.Sprintf("np=%d RS+AG", n), "vs AR")
+	}
+	fmt.Println()
+	for _, s := range sizes {
+		fmt.Printf("%-10s", fmtSize(s))
+		for _, n := range worlds {
+			bw := float64(s) / sh[n][s].Sec
+			fmt.Printf(" %14s %9.2f", fmtBW(bw), bw/(float64(s)/ar[n][s].Sec))
 		}
 		fmt.Println()
 	}
@@ -305,6 +326,37 @@ func worker(role string) error {
 			start := time.Now()
 			for i := 0; i < it; i++ {
 				if err := g.AllReduceFloat32(ctx, buf, pg.Sum); err != nil {
+					return err
+				}
+			}
+			emit(size, it, time.Since(start))
+		}
+		return g.Barrier(ctx)
+	case "shard":
+		// Sharded training's traffic for one buffer: reduce-scatter the
+		// gradients, all-gather the parameters.
+		for _, size := range sizes {
+			share := max(size/4/world, 1)
+			in, out, whole := make([]float32, share*world), make([]float32, share), make([]float32, share*world)
+			for i := range in {
+				in[i] = 1
+			}
+			step := func() error {
+				if err := g.ReduceScatterFloat32(ctx, out, in, pg.Sum); err != nil {
+					return err
+				}
+				return g.AllGatherFloat32(ctx, whole, out)
+			}
+			if err := step(); err != nil { // warm-up
+				return err
+			}
+			if err := g.Barrier(ctx); err != nil {
+				return err
+			}
+			it := iterations(size, target)
+			start := time.Now()
+			for i := 0; i < it; i++ {
+				if err := step(); err != nil {
 					return err
 				}
 			}
