@@ -37,7 +37,7 @@ export GOACCEL_VENV := $(VENV)
 # os.Exit in a package a cell calls from ending the kernel.
 LDFLAGS := -checklinkname=0 -extldflags=-Wl,-z,lazy -X github.com/goaccel/goaccel/notebook/build.SourceDir=$(CURDIR)
 
-.PHONY: all build prebuild lab test test-deps notebook-mods go-test e2e browser-test bench fidelity gonb-corpus flake vet fmt-check clean venv browser-deps etcd-deps tcmalloc-deps corpus-deps
+.PHONY: all build prebuild lab test test-deps notebook-mods go-test e2e browser-test bench fidelity gonb-corpus flake vet fmt-check clean venv browser-deps etcd-deps slurm-deps tcmalloc-deps corpus-deps
 
 all: build
 
@@ -53,6 +53,9 @@ browser-deps:
 etcd-deps:
 	@bash scripts/etcd.sh
 
+slurm-deps:
+	@bash scripts/slurm.sh
+
 tcmalloc-deps:
 	@bash scripts/tcmalloc.sh
 
@@ -65,7 +68,7 @@ corpus-deps:
 notebook-mods:
 	@bash scripts/gomods.sh "$(CACHE)/notebook-mods" examples/notebooks/*.ipynb
 
-test-deps: venv browser-deps etcd-deps tcmalloc-deps corpus-deps
+test-deps: venv browser-deps etcd-deps slurm-deps tcmalloc-deps corpus-deps
 	$(GO) mod download
 	$(GO) list -m -json all >/dev/null  # the go.mod of every module in the graph: sessions list it offline
 	@bash scripts/gomods.sh "$(CACHE)/notebook-mods" examples/notebooks/*.ipynb

@@ -21,6 +21,7 @@ import (
 
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/launcher"
+	"github.com/goaccel/goaccel/launcher/slurm"
 )
 
 // launchFlags are accelerate launch's flags that mean something here.
@@ -113,12 +114,15 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := f.fromSlurm(ctx, &opts, os.Getenv); err != nil {
+		return err
+	}
 	if err := opts.Validate(); err != nil {
 		return err
 	}
 	installLaunchProbes()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	argv, cleanup, err := programArgv(ctx, fs.Args(), stderr)
 	if err != nil {
 		return err
@@ -227,6 +231,48 @@ func (f launchFlags) options() (launcher.Options, error) {
 		o.NumProcesses = 1 // accelerate launch --cpu without a count: one process
 	}
 	return o, nil
+}
+
+// fromSlurm fills what flags left out from the Slurm allocation this runs
+// in (srun goaccel launch PROG): the machines, this machine's rank, the
+// head node's address and the GPUs per machine; flags that contradict the
+// allocation are refused, as is a launch across machines from the batch
+// script alone (it runs on the first node only: every node needs its own,
+// started by srun --ntasks-per-node=1).
+func (f launchFlags) fromSlurm(ctx context.Context, o *launcher.Options, getenv func(string) string) error {
+	a, ok, err := slurm.FromEnv(getenv)
+	if !ok || err != nil {
+		return err
+	}
+	if f.numMachines >= 0 && f.numMachines != a.Nodes {
+		return fmt.Errorf("--num_machines %d contradicts the Slurm job, which has %d nodes", f.numMachines, a.Nodes)
+	}
+	if f.machineRank >= 0 && f.machineRank != a.NodeRank {
+		return fmt.Errorf("--machine_rank %d contradicts the Slurm node's rank, SLURM_NODEID %d", f.machineRank, a.NodeRank)
+	}
+	if a.Nodes > 1 {
+		if getenv("SLURM_STEP_ID") == "" {
+			return fmt.Errorf("the Slurm job has %d nodes but this runs outside srun, on the first one only: start one goaccel launch per node, srun --ntasks-per-node=1 goaccel launch ...", a.Nodes)
+		}
+		if tasks, nodes := getenv("SLURM_STEP_NUM_TASKS"), getenv("SLURM_STEP_NUM_NODES"); tasks != "" && tasks != nodes {
+			return fmt.Errorf("srun started %s tasks on %s nodes: goaccel launch starts the processes of its node itself, so run one task per node (srun --ntasks-per-node=1)", tasks, nodes)
+		}
+	}
+	o.NumNodes, o.NodeRank = a.Nodes, a.NodeRank
+	if o.NumNodes > 1 && f.mainIP == "" {
+		head, err := a.HeadAddress(ctx)
+		if err != nil {
+			return err
+		}
+		o.MasterAddr = head
+		if o.RdzvBackend != "etcd" && o.RdzvConf["secret_file"] == "" {
+			return errors.New("across Slurm nodes the processes prove a secret every node holds: give --rdzv_conf secret_file=PATH, a file on a file system every node reads (mode 0600), e.g. made with: head -c 32 /dev/urandom > ~/.goaccel-secret; chmod 600 ~/.goaccel-secret")
+		}
+	}
+	if f.numProcesses < 0 && o.NumProcesses == 0 && a.GPUs > 0 && !o.UseCPU {
+		o.NumProcesses = a.GPUs
+	}
+	return nil
 }
 
 // programArgv is the command line of the program to launch: PROGRAM as it

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/goaccel/goaccel/launcher"
 )
 
 // cliHelperArgs, in a re-executed test binary, are the command line it
@@ -163,5 +166,43 @@ func TestConfigThenLaunchThenEnv(t *testing.T) {
 	code, _, stderr = runCmd(t, "config", "--config_file", cfg, "--num_machines", "2")
 	if code == 0 || !strings.Contains(stderr, "needs --main_process_ip") {
 		t.Errorf("2 machines without an address: %d %s", code, stderr)
+	}
+}
+
+// Inside a Slurm job the allocation fills what flags leave out, and flags
+// that contradict it are refused (the real Slurm runs in e2e/test_slurm.py).
+func TestLaunchTakesTheSlurmAllocation(t *testing.T) {
+	job := map[string]string{"SLURM_JOB_ID": "7", "SLURM_JOB_NUM_NODES": "2", "SLURM_NODEID": "1",
+		"SLURM_JOB_NODELIST": "localhost,n2", "SLURM_STEP_ID": "0", "SLURM_STEP_NUM_TASKS": "2", "SLURM_STEP_NUM_NODES": "2",
+		"SLURM_GPUS_ON_NODE": "4"}
+	getenv := func(k string) string { return job[k] }
+	flags := launchFlags{numProcesses: -1, numMachines: -1, machineRank: -1, maxRestarts: -1}
+	o := launcher.Options{RdzvConf: map[string]string{"secret_file": "/shared/s"}}
+	if err := flags.fromSlurm(context.Background(), &o, getenv); err != nil {
+		t.Fatal(err)
+	}
+	if o.NumNodes != 2 || o.NodeRank != 1 || o.MasterAddr != "localhost" || o.NumProcesses != 4 {
+		t.Errorf("options %+v", o)
+	}
+	for _, c := range []struct {
+		change func()
+		want   string
+	}{
+		{func() { flags.machineRank = 0 }, "--machine_rank 0 contradicts the Slurm node's rank, SLURM_NODEID 1"},
+		{func() { flags.numMachines = 3 }, "--num_machines 3 contradicts the Slurm job, which has 2 nodes"},
+		{func() { job["SLURM_STEP_NUM_TASKS"] = "4" }, "srun started 4 tasks on 2 nodes"},
+		{func() { delete(job, "SLURM_STEP_ID") }, "outside srun, on the first one only"},
+		{func() { o.RdzvConf = nil }, "give --rdzv_conf secret_file=PATH"},
+	} {
+		saved, savedJob, savedConf := flags, map[string]string{}, o.RdzvConf
+		for k, v := range job {
+			savedJob[k] = v
+		}
+		c.change()
+		o2 := launcher.Options{RdzvConf: o.RdzvConf}
+		if err := flags.fromSlurm(context.Background(), &o2, getenv); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v, want %q", err, c.want)
+		}
+		flags, job, o.RdzvConf = saved, savedJob, savedConf
 	}
 }

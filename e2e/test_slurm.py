@@ -1,0 +1,104 @@
+"""goaccel launch in a real Slurm (e2e/slurmcluster.py: Debian's slurmctld
+and two slurmd's playing two nodes on this host): an sbatch job of 2 nodes,
+one `srun goaccel launch` per node, each starting 2 processes that join one
+process group of 4 from the SLURM_* variables alone (plus the secret every
+node holds); a failing rank fails the job, named; scancel leaves no
+process; goaccel launch outside srun in a 2-node job says why it cannot."""
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from conftest import ROOT
+from slurmcluster import SlurmCluster, free_ports
+
+GOACCEL = ROOT / "bin" / "goaccel"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    c = SlurmCluster(tmp_path_factory.mktemp("slurm"))
+    c.start()
+    yield c
+    c.stop()
+
+
+@pytest.fixture(scope="module")
+def prog(tmp_path_factory):
+    """The test program of cli's launch tests, built once."""
+    out = tmp_path_factory.mktemp("prog") / "launchprog"
+    subprocess.run(["go", "build", "-o", str(out), "./cmd/internal/cli/testdata/launchprog"], cwd=ROOT, check=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def secret(tmp_path_factory):
+    f = tmp_path_factory.mktemp("secret") / "secret"
+    f.write_bytes(os.urandom(32))
+    f.chmod(0o600)
+    return f
+
+
+def job(tmp_path, body, nodes=2):
+    script = tmp_path / "job.sh"
+    out = tmp_path / "job.out"
+    script.write_text(f"#!/bin/bash\n#SBATCH --nodes={nodes} --ntasks-per-node=1 --output={out}\n{body}\n")
+    return script, out
+
+
+def launch_line(prog, secret, extra=""):
+    port = free_ports(1)[0]
+    return (f"srun --kill-on-bad-exit=1 {GOACCEL} launch --cpu --num_processes 2 --main_process_port {port} "
+            f"--rdzv_conf secret_file={secret} {prog}{extra}")
+
+
+def test_two_nodes_two_processes_each(cluster, prog, secret, tmp_path):
+    script, out = job(tmp_path, launch_line(prog, secret, " x"))
+    r = cluster.run(["sbatch", "--wait", str(script)], timeout=600)
+    text = out.read_text() if out.exists() else ""
+    assert r.returncode == 0, (r.stdout, r.stderr, text, cluster.logs())
+    for rank in range(4):
+        assert re.search(rf"^\[node \d rank {rank}\] rank {rank} of 4: sum 10, args \[\"x\"\]", text, re.M), text
+
+
+def test_a_failing_rank_fails_the_job_and_is_named(cluster, prog, secret, tmp_path):
+    script, out = job(tmp_path, "export FAIL_RANK=3\n" + launch_line(prog, secret))
+    r = cluster.run(["sbatch", "--wait", str(script)], timeout=600)
+    text = out.read_text() if out.exists() else ""
+    assert r.returncode != 0, text
+    # Node 0 names the node and its ranks, node 1 the rank; both say why.
+    assert "node 1 (127.0.0.1, ranks 2-3) failed: launcher: rank 3 (local rank 1) failed (exit status 3)" in text, text
+    assert "failing on purpose" in text, text
+
+
+def squeue(cluster):
+    return cluster.run(["squeue", "-h", "-o", "%i"]).stdout.split()
+
+
+def test_scancel_leaves_no_process(cluster, prog, secret, tmp_path):
+    # FAIL_RANK names no rank: every rank waits for good after its line.
+    script, out = job(tmp_path, "export FAIL_RANK=99\n" + launch_line(prog, secret))
+    r = cluster.run(["sbatch", "--parsable", str(script)])
+    assert r.returncode == 0, r.stderr
+    jobid = r.stdout.strip().split(";")[0]
+    deadline = time.monotonic() + 600  # a bound for a broken run; each check is progress
+    while not (out.exists() and len(re.findall(r"of 4: sum 10", out.read_text())) == 4):
+        assert time.monotonic() < deadline, (out.read_text() if out.exists() else "", cluster.logs())
+        time.sleep(0.2)
+    assert cluster.run(["scancel", jobid]).returncode == 0
+    while jobid in squeue(cluster):
+        assert time.monotonic() < deadline, "the job outlived scancel"
+        time.sleep(0.2)
+    while subprocess.run(["pgrep", "-f", str(prog)], capture_output=True).returncode == 0:
+        left = subprocess.run(["pgrep", "-af", str(prog)], capture_output=True, text=True).stdout
+        assert time.monotonic() < deadline, "processes left after scancel:\n" + left
+        time.sleep(0.2)
+
+
+def test_launch_outside_srun_says_why(cluster, prog, secret, tmp_path):
+    script, out = job(tmp_path, f"{GOACCEL} launch --cpu --num_processes 2 --rdzv_conf secret_file={secret} {prog}")
+    r = cluster.run(["sbatch", "--wait", str(script)], timeout=600)
+    text = out.read_text() if out.exists() else ""
+    assert r.returncode != 0 and "outside srun, on the first one only" in text, text
