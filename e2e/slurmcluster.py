@@ -35,9 +35,7 @@ class SlurmCluster:
     def _conf(self):
         r = self.root
         host = socket.gethostname()
-        ctld, first = free_ports(1)[0], free_ports(1)[0]
-        # Consecutive ports for the slurmd's, from a free one up.
-        ports = list(range(first, first + len(self.nodes)))
+        ctld, *ports = free_ports(1 + len(self.nodes))
         nodes = ",".join(self.nodes)
         lines = [
             "ClusterName=goaccel-test",
@@ -65,7 +63,11 @@ class SlurmCluster:
             f"SlurmdPidFile={r / 'slurmd-%n.pid'}",
             f"SlurmctldLogFile={r / 'slurmctld.log'}",
             f"SlurmdLogFile={r / 'slurmd-%n.log'}",
-            f"NodeName={nodes} NodeHostname={host} NodeAddr=127.0.0.1 Port=[{ports[0]}-{ports[-1]}] CPUs={self.cpus} State=UNKNOWN",
+        ] + [
+            # One line per node: each slurmd on a port of its own.
+            f"NodeName={n} NodeHostname={host} NodeAddr=127.0.0.1 Port={p} CPUs={self.cpus} State=UNKNOWN"
+            for n, p in zip(self.nodes, ports)
+        ] + [
             f"PartitionName=test Nodes={nodes} Default=YES MaxTime=INFINITE State=UP",
         ]
         (r / "slurm.conf").write_text("\n".join(lines) + "\n")
