@@ -34,6 +34,7 @@ func init() {
 		"ErrNoNumProcesses":              reflect.ValueOf(&launcher.ErrNoNumProcesses).Elem(),
 		"ErrNodeRank":                    reflect.ValueOf(&launcher.ErrNodeRank).Elem(),
 		"EventsFD":                       reflect.ValueOf(constant.MakeFromLiteral("3", token.INT, 0)),
+		"LaunchProgram":                  reflect.ValueOf(launcher.LaunchProgram),
 		"LaunchWorkers":                  reflect.ValueOf(launcher.LaunchWorkers),
 		"NotebookLauncher":               reflect.ValueOf(launcher.NotebookLauncher),
 		"NotebookLauncherContext":        reflect.ValueOf(launcher.NotebookLauncherContext),
