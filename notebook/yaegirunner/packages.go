@@ -184,6 +184,7 @@ func cellPackages() map[string]map[string]reflect.Value {
 			"NewProgress":         reflect.ValueOf(display.NewProgress),
 			"PNG":                 reflect.ValueOf(display.PNG),
 			"SVG":                 reflect.ValueOf(display.SVG),
+			"Table":               reflect.ValueOf(display.Table),
 			"Text":                reflect.ValueOf(display.Text),
 			"Handle":              reflect.ValueOf((*display.Handle)(nil)),
 			"Progress":            reflect.ValueOf((*display.Progress)(nil)),
