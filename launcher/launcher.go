@@ -246,7 +246,7 @@ func (l *launch) close() {
 func prepare(fn any, args []any) (Session, []byte, error) {
 	s := currentSession()
 	if s == nil {
-		return nil, nil, errors.New("launcher: no notebook session is installed (launcher.SetSession); it is needed to carry the function to the worker processes")
+		return nil, nil, errors.New("launcher: no notebook session is installed (launcher.SetSession); it is needed to carry the function to the worker processes: NotebookLauncher runs a notebook's function, and a program (one goaccel export wrote, say) runs on worker processes under `goaccel launch` instead")
 	}
 	payload, err := s.Prepare(fn, args)
 	if err != nil {

@@ -3,10 +3,8 @@ package notebook
 import (
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"image"
 	"reflect"
-	"strings"
 
 	"github.com/goaccel/goaccel/display"
 	"github.com/goaccel/goaccel/display/table"
@@ -31,15 +29,11 @@ type (
 func resultBundle(vals []any, multi bool) frontend.MIMEBundle {
 	b := frontend.MIMEBundle{}
 	if multi {
-		parts := make([]string, len(vals))
-		for i, v := range vals {
-			parts[i] = plainText(v)
-		}
-		b["text/plain"] = strings.Join(parts, ", ")
+		b["text/plain"] = display.ResultText(vals...)
 		return b
 	}
 	v := vals[0]
-	b["text/plain"] = plainText(v)
+	b["text/plain"] = display.ResultText(v)
 	if v == nil {
 		return b
 	}
@@ -96,26 +90,6 @@ func resultBundle(vals []any, multi bool) frontend.MIMEBundle {
 		}
 	})
 	return b
-}
-
-// plainText is a value as the cell's text/plain result.
-func plainText(v any) (s string) {
-	defer func() {
-		if r := recover(); r != nil {
-			s = fmt.Sprintf("<value could not be formatted: %v>", r)
-		}
-	}()
-	if v == nil {
-		return "<nil>"
-	}
-	switch v.(type) {
-	case fmt.Stringer, error, fmt.Formatter:
-		return fmt.Sprint(v)
-	}
-	if rv := reflect.ValueOf(v); rv.Kind() == reflect.String {
-		return fmt.Sprintf("%q", rv.String())
-	}
-	return fmt.Sprint(v)
 }
 
 // addJSON adds application/json from a JSON method returning JSON text or

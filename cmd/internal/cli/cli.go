@@ -2,7 +2,8 @@
 // cmd/goaccel for `go install`): it installs the kernelspec, runs as a
 // kernel when Jupyter starts it, runs as a node agent (`goaccel node`) that
 // takes launches from a notebook on another machine, launches a Go program
-// on worker processes as accelerate launch does (`goaccel launch`), and
+// on worker processes as accelerate launch does (`goaccel launch`), writes a
+// notebook as a Go program (`goaccel export`), and
 // (hidden) runs as a launched training worker. It only parses the command line; the work is
 // done by packages kernelspec, kernel and notebook.
 package cli
@@ -44,6 +45,7 @@ Usage:
                [--config_file FILE] PROGRAM [ARGS...]
   goaccel config [--config_file FILE] [--num_processes N] [--cpu] [--mixed_precision MODE] ...
   goaccel env [--config_file FILE]
+  goaccel export NOTEBOOK.ipynb [-o DIR] [--module PATH] [--no-build]
   goaccel version
 `
 
@@ -70,6 +72,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runConfig(args[1:], stdout, stderr)
 	case "env":
 		err = runEnv(args[1:], stdout, stderr)
+	case "export":
+		err = runExport(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "goaccel", versionString())
 	case "help", "-h", "--help":
