@@ -10,6 +10,8 @@
 #   make gonb-corpus  GoNB's and GoMLX's published notebooks run as they are, cells that
 #                  run and outputs that match the saved ones (e2e/gonb_corpus.py;
 #                  CORPUS=gonb|gomlx, CORPUS_ARGS=--diff); not part of `make test`
+#   make slurm-demo  examples/notebooks/cluster_job.ipynb exported and run as a Slurm job
+#               of 2 nodes × 2 processes on the tests' isolated Slurm (e2e/slurm_demo.py)
 #   make flake  the timing-sensitive Go and e2e tests FLAKE_N times (20) under full
 #               CPU load, with a table of the tests that failed (scripts/flake.sh:
 #               FLAKE_PKGS, FLAKE_PYTESTS, FLAKE_LOAD=0); not part of `make test`
@@ -37,7 +39,7 @@ export GOACCEL_VENV := $(VENV)
 # os.Exit in a package a cell calls from ending the kernel.
 LDFLAGS := -checklinkname=0 -extldflags=-Wl,-z,lazy -X github.com/goaccel/goaccel/notebook/build.SourceDir=$(CURDIR)
 
-.PHONY: all build prebuild lab test test-deps notebook-mods go-test e2e browser-test bench fidelity gonb-corpus flake vet fmt-check clean venv browser-deps etcd-deps slurm-deps tcmalloc-deps corpus-deps
+.PHONY: all build prebuild lab test test-deps notebook-mods go-test e2e browser-test bench fidelity gonb-corpus flake slurm-demo vet fmt-check clean venv browser-deps etcd-deps slurm-deps tcmalloc-deps corpus-deps
 
 all: build
 
@@ -94,6 +96,9 @@ go-test: build prebuild
 
 e2e: build prebuild
 	cd e2e && $(PY) -m pytest -p no:cacheprovider -q .
+
+slurm-demo: build venv slurm-deps
+	cd e2e && $(PY) slurm_demo.py
 
 browser-test: build
 	GOACCEL_NODE_DIR=$(NODEDIR) node --test e2e/browser/

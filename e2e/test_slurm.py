@@ -3,7 +3,9 @@ and two slurmd's playing two nodes on this host): an sbatch job of 2 nodes,
 one `srun goaccel launch` per node, each starting 2 processes that join one
 process group of 4 from the SLURM_* variables alone (plus the secret every
 node holds); a failing rank fails the job, named; scancel leaves no
-process; goaccel launch outside srun in a 2-node job says why it cannot."""
+process; goaccel launch outside srun in a 2-node job says why it cannot; a
+training notebook exported with `goaccel export` runs as a 2-node × 2-process
+job and prints the losses and weights its notebook run printed."""
 import os
 import re
 import subprocess
@@ -11,7 +13,10 @@ import time
 
 import pytest
 
-from conftest import ROOT
+import nbformat
+from nbclient import NotebookClient
+
+from conftest import KERNEL_NAME, ROOT
 from slurmcluster import SlurmCluster, free_ports
 
 GOACCEL = ROOT / "bin" / "goaccel"
@@ -102,3 +107,32 @@ def test_launch_outside_srun_says_why(cluster, prog, secret, tmp_path):
     r = cluster.run(["sbatch", "--wait", str(script)], timeout=600)
     text = out.read_text() if out.exists() else ""
     assert r.returncode != 0 and "outside srun, on the first one only" in text, text
+
+
+TRAINING = re.compile(r"(step \d+: loss \S+|w = .*)$", re.M)
+
+
+def test_an_exported_notebook_trains_on_two_nodes_as_in_the_notebook(cluster, secret, tmp_path):
+    path = ROOT / "examples" / "notebooks" / "cluster_job.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, kernel_name=KERNEL_NAME, timeout=600,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                      for o in c.outputs if o["output_type"] == "stream" and o["name"] == "stdout")
+    want = TRAINING.findall(printed)
+    assert len(want) == 6, printed
+    env = dict(os.environ, GOPROXY="off", GOFLAGS="-mod=mod")
+    prog = tmp_path / "cluster_job"
+    r = subprocess.run([str(GOACCEL), "export", str(path), "-o", str(prog)], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    subprocess.run(["go", "build", "-o", "train", "."], cwd=prog, env=env, check=True)
+    script, out = job(tmp_path, launch_line(prog / "train", secret))
+    r = cluster.run(["sbatch", "--wait", str(script)], timeout=600)
+    text = out.read_text() if out.exists() else ""
+    assert r.returncode == 0, (r.stdout, r.stderr, text, cluster.logs())
+    assert "training on 4 process(es)" in text, text
+    # acc.Print prints on each node's local main process (as Accelerate's
+    # accelerator.print): rank 0's lines, and rank 2's, are the notebook's.
+    for rank in (0, 2):
+        lines = "\n".join(l for l in text.splitlines() if re.match(rf"\[node \d rank {rank}\] ", l))
+        assert TRAINING.findall(lines) == want, text
