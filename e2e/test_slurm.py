@@ -10,13 +10,17 @@ import os
 import re
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
 import nbformat
 from nbclient import NotebookClient
 
+from jupyter_client.manager import KernelManager
+
 from conftest import KERNEL_NAME, ROOT
+from test_multinode import Cell, run_cell
 from slurmcluster import SlurmCluster, free_ports
 
 GOACCEL = ROOT / "bin" / "goaccel"
@@ -136,3 +140,142 @@ def test_an_exported_notebook_trains_on_two_nodes_as_in_the_notebook(cluster, se
     for rank in (0, 2):
         lines = "\n".join(l for l in text.splitlines() if re.match(rf"\[node \d rank {rank}\] ", l))
         assert TRAINING.findall(lines) == want, text
+
+
+LAUNCH_DECLS = '''import (
+\t"fmt"
+
+\t"github.com/goaccel/goaccel/accelerate"
+\t"github.com/goaccel/goaccel/launcher"
+)
+
+func allreduce() (string, error) {
+\tacc, err := accelerate.NewAccelerator()
+\tif err != nil {
+\t\treturn "", err
+\t}
+\tdefer acc.EndTraining()
+\tsum, err := acc.Reduce([]float64{float64(acc.ProcessIndex() + 1)}, "sum")
+\tif err != nil {
+\t\treturn "", err
+\t}
+\tfmt.Printf("rank %d of %d on node %d\\n", acc.ProcessIndex(), acc.NumProcesses(), acc.NodeRank())
+\treturn fmt.Sprintf("rank=%d node=%d sum=%v", acc.ProcessIndex(), acc.NodeRank(), sum[0]), nil
+}
+'''
+
+LAUNCH_CELL = '''res, err := launcher.NotebookLauncher(allreduce, nil, launcher.Options{NumProcesses: 2, UseCPU: true})
+if err != nil {
+\tfmt.Println("LAUNCH ERROR:", err)
+}
+for _, r := range res {
+\tfmt.Println("RESULT", r[0])
+}
+'''
+
+
+def agents_left():
+    return subprocess.run(["pgrep", "-af", f"{GOACCEL} node --rdzv-backend c10d"],
+                          capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def allocation_kernel(cluster, tmp_path):
+    """A kernel inside a running job of 2 nodes, as `srun --pty jupyter lab`
+    on the job's first node would start it: the job's variables and this
+    node's name. Yields (jobid, kernel client)."""
+    r = cluster.run(["sbatch", "--parsable", "--nodes=2", "--ntasks-per-node=1",
+                     f"--output={tmp_path / 'holder.out'}", "--wrap", "sleep 3000"])
+    assert r.returncode == 0, r.stderr
+    jobid = r.stdout.strip().split(";")[0]
+    deadline = time.monotonic() + 600  # a bound for a broken cluster; each check is progress
+    while cluster.run(["squeue", "-h", "-j", jobid, "-o", "%T"]).stdout.strip() != "RUNNING":
+        assert time.monotonic() < deadline, cluster.logs()
+        time.sleep(0.2)
+    env = dict(cluster.env, SLURM_JOB_ID=jobid, SLURM_JOB_NODELIST="n[1-2]", SLURM_JOB_NUM_NODES="2",
+               SLURM_NODEID="0", SLURMD_NODENAME="n1")
+    km = KernelManager(kernel_name=KERNEL_NAME)
+    km.start_kernel(env=env, cwd=str(tmp_path))
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=300)
+        run_cell(kc, LAUNCH_DECLS)
+        yield jobid, km, kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+        cluster.run(["scancel", jobid])
+
+
+def wait_gone(what, deadline):
+    while what():
+        assert time.monotonic() < deadline, "still running:\n" + what()
+        time.sleep(0.2)
+
+
+def workers_left():
+    """goaccel worker processes, on any node (all nodes are this host)."""
+    found = []
+    for d in Path("/proc").iterdir():
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+            zombie = "State:\tZ" in (d / "status").read_text()
+        except OSError:
+            continue
+        if len(argv) > 1 and argv[1] == b"worker" and argv[0].endswith(b"goaccel") and not zombie:
+            found.append(d.name + " " + b" ".join(argv).decode(errors="replace"))
+    return "\n".join(found)
+
+
+def test_a_notebook_in_an_allocation_launches_on_every_node(cluster, allocation_kernel):
+    jobid, _, kc = allocation_kernel
+    out = run_cell(kc, LAUNCH_CELL).text()
+    assert "LAUNCH ERROR" not in out, out + cluster.logs()
+    assert f"Slurm job {jobid}: node 0 is this node (n1); srun starts the agents of nodes 1-1 (n2)." in out, out
+    results = [l[len("RESULT "):] for l in out.splitlines() if l.startswith("RESULT ")]
+    assert results == [f"rank={r} node={r // 2} sum=10" for r in range(4)], out
+    assert "[node 1 rank 3] rank 3 of 4 on node 1" in out, out
+    # The agents lived for the launch only: their step is gone.
+    wait_gone(agents_left, time.monotonic() + 600)
+    # A second launch in the same kernel starts them again.
+    out = run_cell(kc, LAUNCH_CELL).text()
+    assert [l for l in out.splitlines() if l.startswith("RESULT ")] == ["RESULT " + r for r in results], out
+
+
+SLEEPER = '''func sleeper() (string, error) {
+\tacc, err := accelerate.NewAccelerator()
+\tif err != nil {
+\t\treturn "", err
+\t}
+\tfmt.Printf("sleeping rank %d\\n", acc.ProcessIndex())
+\ttime.Sleep(time.Hour)
+\treturn "", nil
+}
+'''
+
+
+def test_interrupt_and_a_lost_node_stop_every_node(cluster, allocation_kernel):
+    jobid, km, kc = allocation_kernel
+    run_cell(kc, 'import "time"\n\n' + SLEEPER)
+    deadline = time.monotonic() + 600
+    # The notebook's interrupt.
+    c = Cell(kc, LAUNCH_CELL.replace("allreduce", "sleeper"))
+    c.wait_for("sleeping rank", count=4)
+    km.interrupt_kernel()
+    reply = c.finish()
+    assert reply["content"]["status"] == "error" or "LAUNCH ERROR" in c.text(), c.text()
+    wait_gone(agents_left, deadline)
+    wait_gone(workers_left, deadline)
+    # A node lost mid-run (its agents' step cancelled): named.
+    c = Cell(kc, LAUNCH_CELL.replace("allreduce", "sleeper"))
+    c.wait_for("sleeping rank", count=4)
+    steps = cluster.run(["squeue", "-h", "-s", "-j", jobid, "-o", "%i %j"]).stdout.split("\n")
+    step = [l.split()[0] for l in steps if l.endswith("goaccel-node")]
+    assert step, steps
+    assert cluster.run(["scancel", "--signal=KILL", step[0]]).returncode == 0
+    c.finish()
+    out = c.text()
+    assert "LAUNCH ERROR" in out and "node 1" in out, out
+    wait_gone(agents_left, deadline)
+    wait_gone(workers_left, deadline)

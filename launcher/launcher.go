@@ -40,10 +40,29 @@ func NotebookLauncher(fn any, args []any, opts Options) ([][]any, error) {
 // this process, refuse more processes than GPUs, run the debug pre-flight
 // when ACCELERATE_DEBUG_MODE is 1, true or yes, print "Launching training
 // on N GPUs." (or CPUs) and start one worker process per rank.
+//
+// In a Slurm allocation of several nodes, NumNodes left 0 launches on all
+// of them, the agents of the other nodes started with srun (see
+// slurmagents.go).
 func NotebookLauncherContext(ctx context.Context, fn any, args []any, opts Options) ([][]any, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	opts, agents, err := fromSlurmAllocation(ctx, opts, os.Getenv, cellPublisher())
+	if err != nil {
+		return nil, err
+	}
+	if agents == nil {
+		return notebookLaunch(ctx, fn, args, opts)
+	}
+	defer agents.stop()
+	ctx, done := agents.watch(ctx)
+	defer done()
+	res, err := notebookLaunch(ctx, fn, args, opts)
+	return res, agentsError(ctx, err)
+}
+
+func notebookLaunch(ctx context.Context, fn any, args []any, opts Options) ([][]any, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err

@@ -99,19 +99,25 @@ func (a Allocation) HeadAddress(ctx context.Context) (string, error) {
 	if head == "" {
 		return "", errors.New("slurm: the job's node list is empty")
 	}
-	if _, err := net.DefaultResolver.LookupHost(ctx, head); err == nil {
-		return head, nil
+	return NodeAddress(ctx, head)
+}
+
+// NodeAddress is an address of the node named name: the name when it
+// resolves, else its NodeAddr in Slurm's configuration.
+func NodeAddress(ctx context.Context, name string) (string, error) {
+	if _, err := net.DefaultResolver.LookupHost(ctx, name); err == nil {
+		return name, nil
 	}
-	out, err := exec.CommandContext(ctx, "scontrol", "show", "node", head).Output()
+	out, err := exec.CommandContext(ctx, "scontrol", "show", "node", name).Output()
 	if err != nil {
-		return "", fmt.Errorf("slurm: the head node %q does not resolve, and scontrol show node %s failed: %w", head, head, err)
+		return "", fmt.Errorf("slurm: node %q does not resolve, and scontrol show node %s failed: %w", name, name, err)
 	}
 	for _, f := range strings.Fields(string(out)) {
 		if v, ok := strings.CutPrefix(f, "NodeAddr="); ok && v != "" {
 			return v, nil
 		}
 	}
-	return "", fmt.Errorf("slurm: the head node %q does not resolve, and scontrol gives it no NodeAddr", head)
+	return "", fmt.Errorf("slurm: node %q does not resolve, and scontrol gives it no NodeAddr", name)
 }
 
 // ExpandHostlist expands a Slurm hostlist ("n[01-03,7],gpu5") into its

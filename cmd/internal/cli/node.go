@@ -27,7 +27,7 @@ func runNode(args []string, stderr io.Writer) error {
 	endpoint := fs.String("rdzv-endpoint", "", "where the nodes meet: etcd's `host:port` (comma-separated; node 0's MasterAddr:UsePort for its embedded etcd), or the store's")
 	id := fs.String("rdzv-id", launcher.DefaultRdzvID, "the run `id` (the notebook's RdzvID)")
 	var conf multiFlag
-	fs.Var(&conf, "rdzv-conf", "`KEY=VALUE` of the notebook's RdzvConf (repeatable): secret_file, lease_ttl, join_timeout, etcd_prefix, protocol, cacert, cert, key, user, password_file")
+	fs.Var(&conf, "rdzv-conf", "`KEY=VALUE` of the notebook's RdzvConf (repeatable): secret_file (- reads the secret from standard input), lease_ttl, join_timeout, etcd_prefix, protocol, cacert, cert, key, user, password_file")
 	rank := fs.Int("node-rank", -1, "this node's `rank` in every launch (1 or more); -1 takes the lowest free one")
 	nproc := fs.Int("nproc-per-node", 0, "worker processes on this node (`N`); 0 runs as many as the notebook's NumProcesses")
 	host := fs.String("host", "", "the `address` this node is named by (default: its address towards the endpoint)")
@@ -43,6 +43,17 @@ func runNode(args []string, stderr io.Writer) error {
 	rdzvConf, err := parseConf(conf)
 	if err != nil {
 		return err
+	}
+	if rdzvConf["secret_file"] == "-" {
+		// The secret on standard input (srun passes it to every node's
+		// agent that way when a notebook in a Slurm job launches): kept in
+		// a private file of this node while the agent runs.
+		path, err := secretFromStdin(os.Stdin)
+		if err != nil {
+			return err
+		}
+		defer os.Remove(path)
+		rdzvConf["secret_file"] = path
 	}
 	lvl, err := logrus.ParseLevel(*logLevel)
 	if err != nil {
@@ -69,6 +80,24 @@ func runNode(args []string, stderr io.Writer) error {
 		RdzvBackend: *backend, RdzvEndpoint: *endpoint, RdzvID: *id, RdzvConf: rdzvConf,
 		NodeRank: *rank, NProcPerNode: *nproc, Host: *host,
 	})
+}
+
+// secretFromStdin reads a secret from r into a new private file.
+func secretFromStdin(r io.Reader) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(r, 1<<16))
+	if err != nil {
+		return "", fmt.Errorf("--rdzv-conf secret_file=-: reading the secret from standard input: %w", err)
+	}
+	f, err := os.CreateTemp("", "goaccel-node-secret-*")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 // parseConf turns KEY=VALUE flags into a map.
