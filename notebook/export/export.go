@@ -231,6 +231,9 @@ func (x *exporter) collect(out *cellOut, c *check.Cell, code string) {
 	x.launches(c)
 	for _, ini := range c.Info.InitOrder {
 		ini := ini
+		if len(ini.Lhs) > 0 && x.kept[ini.Lhs[0]] {
+			continue
+		}
 		r := x.node(c, ini.Rhs)
 		out.inits = append(out.inits, func() string {
 			var lhs []string

@@ -185,3 +185,24 @@ func TestANotebookThatIsNotOneIsRefused(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// A variable whose type the program cannot write keeps its initializer at
+// package level, and the notes say it runs before main.
+func TestAVariableOfAnUnexportedTypeKeepsItsInitializer(t *testing.T) {
+	cells := []Cell{
+		{Source: `import "github.com/goaccel/goaccel/notebook/export/internal/unexported"`},
+		{Source: "var c = unexported.New()\nc.Inc()"},
+	}
+	res, err := Export(context.Background(), cells, options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(res.Main)
+	if !strings.Contains(src, "var c = unexported.New()") || !strings.Contains(src, "display.PrintResult(c.Inc())") {
+		t.Errorf("main.go:\n%s", src)
+	}
+	notes := strings.Join(res.Notes, "\n")
+	if !strings.Contains(notes, "cell [2] line 1: c has type *github.com/goaccel/goaccel/notebook/export/internal/unexported.counter, which type unexported.counter is not exported by its package") {
+		t.Errorf("notes: %s", notes)
+	}
+}

@@ -23,6 +23,7 @@ type exporter struct {
 	special map[string]bool // "_ path" and ". path" imports
 	syms    map[*check.Entry]*symbol
 	order   []*symbol
+	kept    map[*types.Var]bool // variables initialized at package level
 
 	// Set while rendering.
 	imports  map[string]string // import path → the program's name for it
@@ -62,7 +63,7 @@ type cellOut struct {
 }
 
 func newExporter(s *check.Session) *exporter {
-	return &exporter{s: s, special: map[string]bool{}, syms: map[*check.Entry]*symbol{}, pkgNames: map[string]string{}}
+	return &exporter{s: s, special: map[string]bool{}, syms: map[*check.Entry]*symbol{}, pkgNames: map[string]string{}, kept: map[*types.Var]bool{}}
 }
 
 // bind maps the bindings a committed cell made to program symbols.
@@ -260,6 +261,10 @@ func (x *exporter) funcDecl(out *cellOut, c *check.Cell, d *ast.FuncDecl, commen
 func (x *exporter) varDecl(out *cellOut, c *check.Cell, d *ast.GenDecl, comment string) {
 	for _, sp := range d.Specs {
 		vs := sp.(*ast.ValueSpec)
+		if x.keepInitializer(out, c, vs, comment) {
+			comment = ""
+			continue
+		}
 		for _, id := range vs.Names {
 			v, ok := c.Info.Defs[id].(*types.Var)
 			if !ok || id.Name == "_" {
@@ -276,6 +281,44 @@ func (x *exporter) varDecl(out *cellOut, c *check.Cell, d *ast.GenDecl, comment 
 			}
 		}
 	}
+}
+
+// keepInitializer keeps a var spec whole at package level when a new
+// variable of it has a type the program cannot write (an unexported type
+// of another package): it is then initialized before main runs, not where
+// its cell ran, which the notes say.
+func (x *exporter) keepInitializer(out *cellOut, c *check.Cell, vs *ast.ValueSpec, comment string) bool {
+	if vs.Type != nil || len(vs.Values) == 0 {
+		return false
+	}
+	var why error
+	for _, id := range vs.Names {
+		v, ok := c.Info.Defs[id].(*types.Var)
+		if !ok || id.Name == "_" {
+			continue
+		}
+		if _, sym := x.symbolOf(c, v); sym == nil || sym.declared {
+			return false
+		}
+		if _, err := x.typeOf(v.Type()); err != nil {
+			why = fmt.Errorf("%s has type %s, which %w", id.Name, v.Type(), err)
+		}
+	}
+	if why == nil {
+		return false
+	}
+	for _, id := range vs.Names {
+		if v, ok := c.Info.Defs[id].(*types.Var); ok {
+			if _, sym := x.symbolOf(c, v); sym != nil {
+				sym.declared = true
+			}
+			x.kept[v] = true
+		}
+	}
+	x.note(c.N, c.Fset.Position(vs.Pos()).Line, "%v that the program cannot write: the variable keeps its initializer at package level, which runs before main, not where the cell ran", why)
+	text := x.node(c, vs)
+	out.vars = append(out.vars, func() string { return comment + "var " + text() })
+	return true
 }
 
 // declareVar declares the package-level variable of v (once per symbol),
