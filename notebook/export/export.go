@@ -29,6 +29,8 @@ type Options struct {
 	// AutoImport resolves a package name used without an import, as the
 	// kernel does; nil adds none.
 	AutoImport func(name string) string
+	// Resolve, when set, is used instead of AutoImport (see check.Config).
+	Resolve func(name, src string) (string, error)
 	// Module applies a module command of a cell (the words after %: "go get
 	// M@V", "use DIR") to the module the program will be built in, before
 	// later cells are checked. It reports false for a command that is not
@@ -73,7 +75,7 @@ func Export(ctx context.Context, cells []Cell, opts Options) (*Result, error) {
 		fset = token.NewFileSet()
 	}
 	x := newExporter(check.NewSession(check.Config{
-		Importer: opts.Importer, FileSet: fset, GoVersion: opts.GoVersion, AutoImport: opts.AutoImport,
+		Importer: opts.Importer, FileSet: fset, GoVersion: opts.GoVersion, AutoImport: opts.AutoImport, Resolve: opts.Resolve,
 	}))
 	n := 0
 	for _, cell := range cells {
@@ -155,12 +157,18 @@ func (x *exporter) command(ctx context.Context, out *cellOut, cmd gonb.Command, 
 			return nil
 		}
 	}
+	if strings.HasPrefix(text, "!*") {
+		// GoNB's !* runs in the kernel's module directory (go work, go get
+		// for the session): the program's module is go.mod's business.
+		x.note(out.n, cmd.Line, "%s runs in the kernel's module directory: not carried", firstLine(text))
+		out.commands = append(out.commands, func() string { return "// not carried: " + strings.ReplaceAll(text, "\n", "\n// ") })
+		return nil
+	}
 	if sh, ok := strings.CutPrefix(text, "!"); ok {
-		// A shell line: sh runs it, its output in the program's.
+		// A shell line: run as the kernel runs it (shellHelper).
+		x.needShell = true
 		out.commands = append(out.commands, func() string {
-			exe, os := x.importName("os/exec"), x.importName("os")
-			return fmt.Sprintf("{ // %s\ncmd := %s.Command(\"sh\", \"-c\", %s)\ncmd.Stdout, cmd.Stderr = %s.Stdout, %s.Stderr\n_ = cmd.Run()\n}",
-				firstLine(text), exe, strconv.Quote(sh), os, os)
+			return fmt.Sprintf("%s(%s)", x.shellName, strconv.Quote(strings.TrimSpace(sh)))
 		})
 		return nil
 	}

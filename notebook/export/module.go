@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/goaccel/goaccel/notebook/autoimport"
 	"github.com/goaccel/goaccel/notebook/build"
 )
 
@@ -88,8 +89,27 @@ func WriteModule(ctx context.Context, cells []Cell, dir string, opts ModuleOptio
 	done := b.Attend(ctx, progress)
 	defer done()
 	fset := token.NewFileSet()
-	res, err := Export(ctx, cells, Options{
+	// The kernel's resolution of names used without an import: the
+	// standard library, then the modules of the session.
+	res := &autoimport.Resolver{
+		GoRoot:    b.GoRoot(),
+		Preferred: opts.AutoImport,
+		Modules: func(ctx context.Context) ([]autoimport.Module, error) {
+			mods, err := b.Modules(ctx)
+			out := make([]autoimport.Module, len(mods))
+			for i, m := range mods {
+				out[i] = autoimport.Module{Path: m.Path, Version: m.Version, Dir: m.Dir}
+			}
+			return out, err
+		},
+		Loaded: b.Loaded,
+	}
+	if base, err := os.UserCacheDir(); err == nil && opts.Build.CacheDir == "" {
+		res.CacheDir = filepath.Join(base, "goaccel", "autoimport")
+	}
+	result, err := Export(ctx, cells, Options{
 		Importer: b.Importer(fset), FileSet: fset, AutoImport: opts.AutoImport,
+		Resolve: func(name, src string) (string, error) { return res.ResolveIn(ctx, name, src) },
 		Module: func(ctx context.Context, cmd string) (bool, error) {
 			f := strings.Fields(cmd)
 			switch {
@@ -123,12 +143,12 @@ func WriteModule(ctx context.Context, cells []Cell, dir string, opts ModuleOptio
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	for file, data := range map[string][]byte{"main.go": res.Main, "go.mod": []byte(mod), "go.sum": sum} {
+	for file, data := range map[string][]byte{"main.go": result.Main, "go.mod": []byte(mod), "go.sum": sum} {
 		if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
 			return nil, err
 		}
 	}
-	return res, nil
+	return result, nil
 }
 
 var moduleLine = regexp.MustCompile(`(?m)^module\s+\S+`)

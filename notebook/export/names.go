@@ -24,6 +24,9 @@ type exporter struct {
 	syms    map[*check.Entry]*symbol
 	order   []*symbol
 	kept    map[*types.Var]bool // variables initialized at package level
+	// needShell: a ! line is carried; shellName is the helper running it.
+	needShell bool
+	shellName string
 
 	// Set while rendering.
 	imports  map[string]string // import path → the program's name for it
