@@ -66,8 +66,16 @@ def test_redefinitions_print_exactly_what_run_all_printed(tmp_path):
     assert got == want, f"program:\n{got}\nnotebook:\n{want}"
 
 
-def test_getting_started_prints_what_its_carried_cells_printed(tmp_path):
-    path = ROOT / "examples" / "notebooks" / "getting_started.ipynb"
+# The examples that run in one process (the others launch workers, which a
+# program does with goaccel launch instead, or train for minutes;
+# trackers.ipynb needs test_trackers.py's services and environment).
+IN_PROCESS = ["getting_started.ipynb", "plot.ipynb", "tracking_example.ipynb", "cluster_job.ipynb"]
+
+
+@pytest.mark.parametrize("name", IN_PROCESS)
+def test_an_example_prints_what_its_carried_cells_printed(name, tmp_path, monkeypatch):
+    monkeypatch.setenv("GOPROXY", "off")
+    path = ROOT / "examples" / "notebooks" / name
     nb = run_all(path, path.parent)
     notes = export(path, tmp_path / "prog")
     noted = {int(n.split("cell [")[1].split("]")[0]) for n in notes if "cell [" in n}

@@ -178,6 +178,7 @@ func (x *exporter) command(ctx context.Context, out *cellOut, cmd gonb.Command, 
 			return err
 		}
 		if done {
+			x.note(out.n, cmd.Line, "%s is in go.mod (the program does not print what it printed)", firstLine(text))
 			out.commands = append(out.commands, func() string { return "// " + text + " (in go.mod)" })
 			return nil
 		}
