@@ -11,6 +11,9 @@ echo "== kernel: goaccel vs ipykernel through jupyter_client (start, round trip,
 echo "== all-reduce bandwidth vs a raw loopback TCP copy (separate processes) =="
 go run ./bench/allreduce -np 2,4 -min 4KiB -max 256MiB
 
+echo "== ZeRO stage 2 (sharded Adam state, reduce-scattered gradients) vs DDP: step time and Adam's state per rank =="
+go run ./bench/zero -np 2,4
+
 echo "== TensorBoard writer vs Python's tensorboardX =="
 bash bench/tensorboard_vs_python.sh
 
