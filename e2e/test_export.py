@@ -121,3 +121,22 @@ def test_a_notebook_go_rejects_names_the_cell_and_writes_nothing(tmp_path):
     assert r.returncode != 0
     assert "cell [2]" in r.stderr and "mismatched types" in r.stderr, r.stderr
     assert not (tmp_path / "out" / "main.go").exists()
+
+
+def test_nbconvert_to_goaccel_writes_the_same_program(tmp_path):
+    """JupyterLab's "Save and Export Notebook As" lists nbconvert's
+    exporters; `goaccel install` registers one (conftest installed it under
+    its prefix, which PYTHONPATH puts on the path here)."""
+    from conftest import _scratch
+    site = next(_scratch.glob("lib/python3*/site-packages"))
+    env = dict(os.environ, PYTHONPATH=str(site))
+    py = Path(os.environ.get("GOACCEL_VENV") or Path.home() / ".cache" / "goaccel" / "venv") / "bin"
+    names = subprocess.run([str(py / "python"), "-c", "from nbconvert.exporters import get_export_names; print(get_export_names())"],
+                           env=env, capture_output=True, text=True, check=True).stdout
+    assert "goaccel" in names, names
+    r = subprocess.run([str(py / "jupyter"), "nbconvert", "--to", "goaccel", str(REDEFINITIONS), "--output-dir", str(tmp_path)],
+                       env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    converted = (tmp_path / "redefinitions.go").read_text()
+    export(REDEFINITIONS, tmp_path / "prog")
+    assert converted == (tmp_path / "prog" / "main.go").read_text()

@@ -1,7 +1,9 @@
 // Package kernelspec installs and removes goaccel's Jupyter kernelspec: the
 // kernel.json that tells Jupyter how to start the kernel, plus its logos, in
 // the directory Jupyter searches for the chosen scope (user, sys-prefix or an
-// explicit prefix), following jupyter_core's path conventions.
+// explicit prefix), following jupyter_core's path conventions; and
+// goaccel's nbconvert exporter in that scope's Python environment
+// (nbconvert.go).
 package kernelspec
 
 import (

@@ -181,6 +181,13 @@ func install(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "installed kernelspec %s in %s\n", o.Name, dir)
+	// The "Download as" route: JupyterLab lists nbconvert's exporters. A
+	// scope without a Python environment keeps the kernel usable.
+	if sp, err := kernelspec.InstallExporter(o); err != nil {
+		fmt.Fprintf(stdout, "the nbconvert exporter (jupyter nbconvert --to goaccel) is not installed: %v\n", err)
+	} else {
+		fmt.Fprintf(stdout, "installed the nbconvert exporter (jupyter nbconvert --to goaccel) in %s\n", sp)
+	}
 	if *noPrebuild {
 		return nil
 	}
@@ -209,5 +216,8 @@ func uninstall(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "removed %s\n", dir)
+	if sp, err := kernelspec.UninstallExporter(o); err == nil && sp != "" {
+		fmt.Fprintf(stdout, "removed the nbconvert exporter from %s\n", sp)
+	}
 	return nil
 }
