@@ -16,6 +16,7 @@ import (
 	"github.com/goaccel/goaccel/internal/allocator"
 	"github.com/goaccel/goaccel/launcher"
 	"github.com/goaccel/goaccel/launcher/rendezvous"
+	"github.com/goaccel/goaccel/launcher/slurm"
 )
 
 // runNode is `goaccel node`: a node agent that runs the workers of
@@ -76,10 +77,37 @@ func runNode(args []string, stderr io.Writer) error {
 	installLaunchProbes()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if err := nodeFromSlurm(ctx, fs, nproc, host, os.Getenv); err != nil {
+		return err
+	}
 	return launcher.RunNode(ctx, launcher.NodeOptions{
 		RdzvBackend: *backend, RdzvEndpoint: *endpoint, RdzvID: *id, RdzvConf: rdzvConf,
 		NodeRank: *rank, NProcPerNode: *nproc, Host: *host,
 	})
+}
+
+// nodeFromSlurm fills what the flags left out from the Slurm job step the
+// agent runs in: one worker per GPU of this node (SLURM_GPUS_ON_NODE), and
+// this node's address from Slurm's configuration when its name does not
+// resolve (the rendezvous endpoint, the notebook's, still comes as a flag).
+func nodeFromSlurm(ctx context.Context, fs *flag.FlagSet, nproc *int, host *string, getenv func(string) string) error {
+	a, ok, err := slurm.FromEnv(getenv)
+	if err != nil || !ok {
+		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if !given["nproc-per-node"] && a.GPUs > 0 {
+		*nproc = a.GPUs
+	}
+	if name := getenv("SLURMD_NODENAME"); !given["host"] && name != "" {
+		addr, err := slurm.NodeAddress(ctx, name)
+		if err != nil {
+			return err
+		}
+		*host = addr
+	}
+	return nil
 }
 
 // secretFromStdin reads a secret from r into a new private file.
