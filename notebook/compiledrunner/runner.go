@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strconv"
@@ -79,20 +78,7 @@ func New(opts Options) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{opts: opts, log: opts.Log, out: opts.Output, builder: b}
-	res := &autoimport.Resolver{
-		GoRoot:    b.GoRoot(),
-		Preferred: opts.AutoImport,
-		Modules: func(ctx context.Context) ([]autoimport.Module, error) {
-			mods, err := b.Modules(ctx)
-			out := make([]autoimport.Module, len(mods))
-			for i, m := range mods {
-				out[i] = autoimport.Module{Path: m.Path, Version: m.Version, Dir: m.Dir}
-			}
-			return out, err
-		},
-		Loaded:   b.Loaded,
-		CacheDir: autoimportCache(opts.BuildCache),
-	}
+	res := b.Resolver(opts.AutoImport)
 	r.resolver = res
 	r.comp = compiled.New(compiled.Options{Builder: b, AutoImport: opts.AutoImport, Symbols: opts.Symbols, NoEval: opts.AlwaysBuild,
 		Resolve: func(name, src string) (string, error) {
@@ -466,19 +452,6 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
-}
-
-// autoimportCache is where the indexes of modules' packages are kept:
-// beside the build cache.
-func autoimportCache(buildCache string) string {
-	if buildCache == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return ""
-		}
-		buildCache = filepath.Join(base, "goaccel", "build")
-	}
-	return filepath.Join(filepath.Dir(buildCache), "autoimport")
 }
 
 // Resolver is what finds the packages cells use without importing them.

@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/goaccel/goaccel/notebook/autoimport"
 	"github.com/goaccel/goaccel/notebook/build"
 )
 
@@ -89,24 +88,8 @@ func WriteModule(ctx context.Context, cells []Cell, dir string, opts ModuleOptio
 	done := b.Attend(ctx, progress)
 	defer done()
 	fset := token.NewFileSet()
-	// The kernel's resolution of names used without an import: the
-	// standard library, then the modules of the session.
-	res := &autoimport.Resolver{
-		GoRoot:    b.GoRoot(),
-		Preferred: opts.AutoImport,
-		Modules: func(ctx context.Context) ([]autoimport.Module, error) {
-			mods, err := b.Modules(ctx)
-			out := make([]autoimport.Module, len(mods))
-			for i, m := range mods {
-				out[i] = autoimport.Module{Path: m.Path, Version: m.Version, Dir: m.Dir}
-			}
-			return out, err
-		},
-		Loaded: b.Loaded,
-	}
-	if base, err := os.UserCacheDir(); err == nil && opts.Build.CacheDir == "" {
-		res.CacheDir = filepath.Join(base, "goaccel", "autoimport")
-	}
+	// The kernel's resolution of names used without an import.
+	res := b.Resolver(opts.AutoImport)
 	result, err := Export(ctx, cells, Options{
 		Importer: b.Importer(fset), FileSet: fset, AutoImport: opts.AutoImport,
 		Resolve: func(name, src string) (string, error) { return res.ResolveIn(ctx, name, src) },
