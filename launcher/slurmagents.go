@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/goaccel/goaccel/accelerate/pg"
 	"github.com/goaccel/goaccel/frontend"
 	"github.com/goaccel/goaccel/launcher/slurm"
 )
@@ -67,7 +68,7 @@ func fromSlurmAllocation(ctx context.Context, opts Options, getenv func(string) 
 	if err != nil {
 		return opts, nil, fmt.Errorf("launcher: %w", err)
 	}
-	port, err := freePort(addr)
+	port, err := pg.FreePort(addr)
 	if err != nil {
 		return opts, nil, fmt.Errorf("launcher: a port for the rendezvous store on %s: %w", addr, err)
 	}
@@ -180,16 +181,6 @@ func without(hosts []string, h string) []string {
 		}
 	}
 	return out
-}
-
-// freePort returns a TCP port free on addr now.
-func freePort(addr string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // tailBuffer keeps the last max bytes written to it.
