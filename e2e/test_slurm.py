@@ -20,7 +20,7 @@ from nbclient import NotebookClient
 from jupyter_client.manager import KernelManager
 
 from conftest import KERNEL_NAME, ROOT
-from test_multinode import Cell, run_cell
+from test_multinode import DECLS, EXPECTED, Cell, launch_cell, run_cell
 from slurmcluster import SlurmCluster, free_ports
 
 GOACCEL = ROOT / "bin" / "goaccel"
@@ -142,36 +142,10 @@ def test_an_exported_notebook_trains_on_two_nodes_as_in_the_notebook(cluster, se
         assert TRAINING.findall(lines) == want, text
 
 
-LAUNCH_DECLS = '''import (
-\t"fmt"
-
-\t"github.com/goaccel/goaccel/accelerate"
-\t"github.com/goaccel/goaccel/launcher"
-)
-
-func allreduce() (string, error) {
-\tacc, err := accelerate.NewAccelerator()
-\tif err != nil {
-\t\treturn "", err
-\t}
-\tdefer acc.EndTraining()
-\tsum, err := acc.Reduce([]float64{float64(acc.ProcessIndex() + 1)}, "sum")
-\tif err != nil {
-\t\treturn "", err
-\t}
-\tfmt.Printf("rank %d of %d on node %d\\n", acc.ProcessIndex(), acc.NumProcesses(), acc.NodeRank())
-\treturn fmt.Sprintf("rank=%d node=%d sum=%v", acc.ProcessIndex(), acc.NodeRank(), sum[0]), nil
-}
-'''
-
-LAUNCH_CELL = '''res, err := launcher.NotebookLauncher(allreduce, nil, launcher.Options{NumProcesses: 2, UseCPU: true})
-if err != nil {
-\tfmt.Println("LAUNCH ERROR:", err)
-}
-for _, r := range res {
-\tfmt.Println("RESULT", r[0])
-}
-'''
+# A notebook in the job launches the multi-node tests' functions with
+# NumNodes left 0: the allocation gives the nodes.
+LAUNCH_CELL = launch_cell("allreduce, nil", "NumProcesses: 2, UseCPU: true")
+SLEEP_CELL = launch_cell("sleepy, []any{5}", "NumProcesses: 2, UseCPU: true")
 
 
 def agents_left():
@@ -200,7 +174,7 @@ def allocation_kernel(cluster, tmp_path):
     kc.start_channels()
     try:
         kc.wait_for_ready(timeout=300)
-        run_cell(kc, LAUNCH_DECLS)
+        run_cell(kc, DECLS)
         yield jobid, km, kc
     finally:
         kc.stop_channels()
@@ -234,7 +208,7 @@ def test_a_notebook_in_an_allocation_launches_on_every_node(cluster, allocation_
     assert "LAUNCH ERROR" not in out, out + cluster.logs()
     assert f"Slurm job {jobid}: node 0 is this node (n1); srun starts the agents of nodes 1-1 (n2)." in out, out
     results = [l[len("RESULT "):] for l in out.splitlines() if l.startswith("RESULT ")]
-    assert results == [f"rank={r} node={r // 2} sum=10" for r in range(4)], out
+    assert results == EXPECTED, out
     assert "[node 1 rank 3] rank 3 of 4 on node 1" in out, out
     # The agents lived for the launch only: their step is gone.
     wait_gone(agents_left, time.monotonic() + 600)
@@ -243,33 +217,20 @@ def test_a_notebook_in_an_allocation_launches_on_every_node(cluster, allocation_
     assert [l for l in out.splitlines() if l.startswith("RESULT ")] == ["RESULT " + r for r in results], out
 
 
-SLEEPER = '''func sleeper() (string, error) {
-\tacc, err := accelerate.NewAccelerator()
-\tif err != nil {
-\t\treturn "", err
-\t}
-\tfmt.Printf("sleeping rank %d\\n", acc.ProcessIndex())
-\ttime.Sleep(time.Hour)
-\treturn "", nil
-}
-'''
-
-
 def test_interrupt_and_a_lost_node_stop_every_node(cluster, allocation_kernel):
     jobid, km, kc = allocation_kernel
-    run_cell(kc, 'import "time"\n\n' + SLEEPER)
     deadline = time.monotonic() + 600
     # The notebook's interrupt.
-    c = Cell(kc, LAUNCH_CELL.replace("allreduce", "sleeper"))
-    c.wait_for("sleeping rank", count=4)
+    c = Cell(kc, SLEEP_CELL)
+    c.wait_for("] sleeping", count=4)
     km.interrupt_kernel()
     reply = c.finish()
     assert reply["content"]["status"] == "error" or "LAUNCH ERROR" in c.text(), c.text()
     wait_gone(agents_left, deadline)
     wait_gone(workers_left, deadline)
     # A node lost mid-run (its agents' step cancelled): named.
-    c = Cell(kc, LAUNCH_CELL.replace("allreduce", "sleeper"))
-    c.wait_for("sleeping rank", count=4)
+    c = Cell(kc, SLEEP_CELL)
+    c.wait_for("] sleeping", count=4)
     steps = cluster.run(["squeue", "-h", "-s", "-j", jobid, "-o", "%i %j"]).stdout.split("\n")
     step = [l.split()[0] for l in steps if l.endswith("goaccel-node")]
     assert step, steps
