@@ -45,7 +45,8 @@ def prog(tmp_path_factory):
 @pytest.fixture(scope="module")
 def secret(tmp_path_factory):
     f = tmp_path_factory.mktemp("secret") / "secret"
-    f.write_bytes(os.urandom(32))
+    # Raw bytes, as `head -c 32 /dev/urandom` writes them, with a NUL for sure.
+    f.write_bytes(os.urandom(16) + b"\0" + os.urandom(15))
     f.chmod(0o600)
     return f
 

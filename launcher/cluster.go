@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/goaccel/goaccel/accelerate/pg"
 	"github.com/goaccel/goaccel/launcher/rendezvous"
@@ -388,7 +390,20 @@ func readSecretFile(path string) (string, error) {
 	if len(s) < 16 {
 		return "", fmt.Errorf("launcher: RdzvConf secret_file %s holds %d characters; use at least 16 (e.g. `head -c 32 /dev/urandom | base64`)", path, len(s))
 	}
-	return s, nil
+	return secretText(b, s), nil
+}
+
+// secretText is the form of a pre-shared secret that travels: the trimmed
+// text, or the hex of the file's bytes when they are not text (raw bytes from
+// /dev/urandom). The secret reaches workers in an environment variable, which
+// cannot hold a NUL, and etcd and JSON, which replace invalid UTF-8. Every node
+// reads the same file and so keys the same; hex is text, so the form is stable
+// when a node passes it on (the Slurm agents' standard input).
+func secretText(raw []byte, trimmed string) string {
+	if utf8.ValidString(trimmed) && !strings.ContainsFunc(trimmed, unicode.IsControl) {
+		return trimmed
+	}
+	return hex.EncodeToString(raw)
 }
 
 // deriveSecret is the launch secret made from a pre-shared secret and the

@@ -160,6 +160,18 @@ func secretFile(t *testing.T) string {
 	return p
 }
 
+// binarySecretFile holds raw random-looking bytes, as `head -c 32
+// /dev/urandom` writes: a NUL and bytes that are not UTF-8 among them.
+func binarySecretFile(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "secret")
+	raw := []byte{0x9f, 0x00, 0x41, 0xff, 0xfe, 0x0a, 0x80, 0x00, 0x13, 0xc3, 0x28, 0x7f, 0x00, 0xe2, 0x82, 0x01, 0x55, 0xaa, 0x00, 0x10}
+	if err := os.WriteFile(p, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // launchAsync runs NotebookLauncherContext with a fresh publisher.
 type launched struct {
 	res [][]any
@@ -230,13 +242,18 @@ func TestTwoNodesEtcdEmbeddedWithAgent(t *testing.T) {
 }
 
 // The store backends across nodes: the agent takes any free node rank and
-// its own number of processes; the secret comes from secret_file.
+// its own number of processes; the secret comes from secret_file, a text
+// one with static and raw bytes (which no environment variable can hold
+// as they are) with c10d.
 func TestStaticAndC10dAcrossNodes(t *testing.T) {
 	defer launcher.FakeGPUs()()
 	for _, backend := range []string{"static", "c10d"} {
 		t.Run(backend, func(t *testing.T) {
 			port := freePort(t)
 			conf := map[string]string{"secret_file": secretFile(t)}
+			if backend == "c10d" {
+				conf["secret_file"] = binarySecretFile(t)
+			}
 			agentInProcess(t, launcher.NodeOptions{RdzvBackend: backend, RdzvEndpoint: "127.0.0.1:" + port, RdzvID: t.Name(),
 				RdzvConf: conf, NodeRank: -1, NProcPerNode: 1})
 			o := launcher.Options{NumNodes: 2, NumProcesses: 1, RdzvBackend: backend, MasterAddr: "127.0.0.1", UsePort: port,
