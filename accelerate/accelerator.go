@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/goaccel/goaccel/accelerate/amp"
+	"github.com/goaccel/goaccel/accelerate/fsdp"
 	"github.com/goaccel/goaccel/accelerate/kwargs"
 	"github.com/goaccel/goaccel/accelerate/pg"
 	"github.com/goaccel/goaccel/gpu"
@@ -31,6 +32,7 @@ type Accelerator struct {
 	projectDir   string
 	loggingDir   string
 	liveChart    bool
+	fsdp         *fsdp.Plugin // nil: DDP
 
 	trkMu        sync.Mutex
 	trackers     []tracking.GeneralTracker
@@ -66,9 +68,19 @@ func NewAccelerator(opts ...Option) (*Accelerator, error) {
 	if err != nil {
 		return nil, err
 	}
+	// So is the FSDP plugin (a bad strategy must not join the group).
+	plugin, err := fsdpPlugin(c)
+	if err != nil {
+		return nil, err
+	}
 	st, err := acquireState(c)
 	if err != nil {
 		return nil, err
+	}
+	if plugin != nil {
+		if err := plugin.Check(st.env.worldSize, st.env.numNodes()); err != nil {
+			return nil, fmt.Errorf("accelerate: %w", err)
+		}
 	}
 	a := &Accelerator{st: st, logger: c.logger, trackerSpecs: specs, projectDir: c.projectDir, loggingDir: loggingDir, liveChart: live}
 	if a.logger == nil {
@@ -78,7 +90,39 @@ func NewAccelerator(opts ...Option) (*Accelerator, error) {
 	if err := a.applyHandlers(c); err != nil {
 		return nil, err
 	}
+	a.fsdp = plugin
 	return a, nil
+}
+
+// fsdpPlugin resolves the FSDP plugin of WithFSDPPlugin, or the
+// environment's when ACCELERATE_USE_FSDP is true (nil when FSDP is off).
+func fsdpPlugin(c *config) (*fsdp.Plugin, error) {
+	p := c.fsdp
+	if p == nil {
+		on, err := fsdp.Enabled(c.lookupEnv)
+		if err != nil {
+			return nil, fmt.Errorf("accelerate: %w", err)
+		}
+		if !on {
+			return nil, nil
+		}
+		p = &fsdp.Plugin{}
+	}
+	r, err := p.Resolve(c.lookupEnv)
+	if err != nil {
+		return nil, fmt.Errorf("accelerate: %w", err)
+	}
+	return &r, nil
+}
+
+// FSDPPlugin is the resolved FullyShardedDataParallelPlugin, or nil when
+// FSDP is off (the processes replicate the model: DDP).
+func (a *Accelerator) FSDPPlugin() *fsdp.Plugin {
+	if a.fsdp == nil {
+		return nil
+	}
+	p := *a.fsdp
+	return &p
 }
 
 // ProcessIndex is the global rank of this process.
@@ -122,10 +166,13 @@ func (a *Accelerator) UseCPU() bool { return a.st.cpu }
 // MixedPrecision is "no", "fp16", "bf16" or "fp8".
 func (a *Accelerator) MixedPrecision() string { return a.st.mixedPrecision }
 
-// DistributedType is Accelerate's name for the setup: "NO", "MULTI_CPU" or
-// "MULTI_GPU".
+// DistributedType is Accelerate's name for the setup: "NO", "MULTI_CPU",
+// "MULTI_GPU", or "FSDP" with an FSDP plugin (on CPU processes too, where
+// Accelerate has no FSDP).
 func (a *Accelerator) DistributedType() string {
 	switch {
+	case a.fsdp != nil:
+		return "FSDP"
 	case a.st.env.worldSize == 1:
 		return "NO"
 	case a.st.cpu:
@@ -142,6 +189,11 @@ func (a *Accelerator) Timeout() time.Duration { return a.st.timeout }
 // path, unless InitProcessGroupKwargs.Backend chose one. goaccel's group
 // is TCP either way; the name selects the defaults (timeout) and checks.
 func (a *Accelerator) Backend() string { return a.st.backend }
+
+// Context is the context that bounds the Accelerator's collectives
+// (WithContext; cancelled on interrupt in launched workers), for
+// collectives run on Group directly.
+func (a *Accelerator) Context() context.Context { return a.st.ctx }
 
 // Group returns the process group (nil in a single process or after
 // EndTraining), for collectives this package does not wrap.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goaccel/goaccel/accelerate/fsdp"
 	"github.com/goaccel/goaccel/accelerate/pg"
 )
 
@@ -408,5 +409,54 @@ func TestMainProcessFirstOrdering(t *testing.T) {
 	err = each(accs[:2], func(a *Accelerator) error { return a.WaitForEveryone() })
 	if err == nil || !strings.Contains(err.Error(), "rank 2 closed its connection during barrier") {
 		t.Fatalf("barrier without rank 2: %v", err)
+	}
+}
+
+// FSDP is on with a plugin or ACCELERATE_USE_FSDP=true, its unset fields
+// from the FSDP_* environment; a bad value is refused before any state
+// exists.
+func TestFSDPPlugin(t *testing.T) {
+	defer ResetState()
+	a, err := NewAccelerator(withEnv(envMap(nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.FSDPPlugin() != nil || a.DistributedType() != "NO" {
+		t.Errorf("without FSDP: %v %s", a.FSDPPlugin(), a.DistributedType())
+	}
+	ResetState()
+	a, err = NewAccelerator(withEnv(envMap(map[string]string{"ACCELERATE_USE_FSDP": "true", "FSDP_SHARDING_STRATEGY": "shard_grad_op"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := a.FSDPPlugin(); p == nil || p.ShardingStrategy != fsdp.ShardGradOp || a.DistributedType() != "FSDP" {
+		t.Errorf("ACCELERATE_USE_FSDP: %v %s", p, a.DistributedType())
+	}
+	ResetState()
+	a, err = NewAccelerator(withEnv(envMap(map[string]string{"FSDP_STATE_DICT_TYPE": "SHARDED_STATE_DICT"})),
+		WithFSDPPlugin(fsdp.Plugin{ShardingStrategy: fsdp.NoShard}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := a.FSDPPlugin(); p == nil || p.ShardingStrategy != fsdp.NoShard || p.StateDictType != fsdp.ShardedStateDict {
+		t.Errorf("WithFSDPPlugin: %v", p)
+	}
+	ResetState()
+	for env, want := range map[string]string{
+		"FSDP_SHARDING_STRATEGY": `accelerate: fsdp: unknown sharding strategy "ZERO9"`,
+		"ACCELERATE_USE_FSDP":    `accelerate: fsdp: ACCELERATE_USE_FSDP="ZERO9": invalid truth value`,
+	} {
+		m := map[string]string{"ACCELERATE_USE_FSDP": "1", env: "ZERO9"}
+		if _, err := NewAccelerator(withEnv(envMap(m))); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s=ZERO9: %v, want %q", env, err, want)
+		}
+		if StateInitialized() {
+			t.Errorf("%s=ZERO9 left state behind", env)
+		}
+	}
+	// HYBRID_SHARD needs two nodes: refused in one process (one node).
+	_, err = NewAccelerator(withEnv(envMap(nil)), WithFSDPPlugin(fsdp.Plugin{ShardingStrategy: fsdp.HybridShard}))
+	if err == nil || !strings.Contains(err.Error(), "HYBRID_SHARD shards inside each node") {
+		t.Errorf("HYBRID_SHARD on one node: %v", err)
 	}
 }

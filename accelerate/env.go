@@ -48,6 +48,15 @@ type launchEnv struct {
 	namespace                                  string
 }
 
+// numNodes is the number of nodes of the group (every node runs
+// localWorldSize processes).
+func (e launchEnv) numNodes() int {
+	if e.localWorldSize <= 0 {
+		return 1
+	}
+	return max(1, e.worldSize/e.localWorldSize)
+}
+
 // readEnv parses the environment through lookupEnv (os.LookupEnv in
 // production).
 func readEnv(lookupEnv func(string) (string, bool)) (launchEnv, error) {
@@ -175,12 +184,4 @@ func parseVisibleDevices(v string) []string {
 }
 
 // strToBool is Accelerate's str_to_bool (utils/environment.py).
-func strToBool(v string) (bool, error) {
-	switch strings.ToLower(v) {
-	case "y", "yes", "t", "true", "on", "1":
-		return true, nil
-	case "n", "no", "f", "false", "off", "0":
-		return false, nil
-	}
-	return false, fmt.Errorf("invalid truth value %q", v)
-}
+var strToBool = launchenv.StrToBool

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/goaccel/goaccel/accelerate/fsdp"
 	"github.com/goaccel/goaccel/accelerate/kwargs"
 )
 
@@ -35,6 +36,7 @@ type config struct {
 	liveChart  *bool // nil = on unless GOACCEL_LIVECHART is false
 	handlers   []any
 	handlerSet *kwargs.Set // validated by newState (before joining), else by NewAccelerator
+	fsdp       *fsdp.Plugin
 
 	// Training loop (see training.go, savestate.go).
 	gradAccSteps   int
@@ -120,6 +122,17 @@ func WithGradientAccumulationSteps(n int) Option {
 			return fmt.Errorf("accelerate: WithGradientAccumulationSteps(%d): the number of steps must be at least 1", n)
 		}
 		c.gradAccSteps = n
+		return nil
+	}
+}
+
+// WithFSDPPlugin turns on sharded data parallelism with plugin
+// (Accelerate's fsdp_plugin=): its unset fields come from the FSDP_*
+// environment variables. Without it, ACCELERATE_USE_FSDP=true turns FSDP on
+// with a plugin read from the environment alone.
+func WithFSDPPlugin(plugin fsdp.Plugin) Option {
+	return func(c *config) error {
+		c.fsdp = &plugin
 		return nil
 	}
 }

@@ -132,6 +132,25 @@ func (a *Accelerator) Accumulate(model any, fn func() error) error {
 	return nil
 }
 
+// AccumulateSharded is Accumulate for a model whose gradients a sharded
+// optimizer reduces (FSDP): it counts the micro-step as Accumulate does
+// and runs fn; on a synchronising step it then runs reduce (which
+// reduce-scatters the gradients) where Accumulate would all-reduce them.
+func (a *Accelerator) AccumulateSharded(fn, reduce func() error) error {
+	if fn == nil || reduce == nil {
+		return errors.New("accelerate: AccumulateSharded: nil function")
+	}
+	a.train.mu.Lock()
+	a.train.step++
+	sync := a.train.step%a.train.accSteps == 0
+	a.train.syncGradients = sync
+	a.train.mu.Unlock()
+	if err := fn(); err != nil || !sync {
+		return err
+	}
+	return reduce()
+}
+
 // gradients returns a model's gradient buffers (a *ddp.DDP's module, a
 // ddp.Model or a ddp.Model32).
 func gradients(op string, model any) (g64 [][]float64, g32 [][]float32, err error) {

@@ -48,6 +48,10 @@ type AdamWOptimizer struct {
 	lr, beta1, beta2, eps, wd float64
 	decay                     Decay
 	err                       error
+	// wholeOf names the whole variable a sharded Trainer's master is a
+	// range of (shard.go), so that Decay sees the variable's own name
+	// and shape.
+	wholeOf func(*context.Variable) (name string, dims []int, ok bool)
 }
 
 // AdamW returns torch.optim.AdamW's defaults: learning rate 1e-3, betas
@@ -165,7 +169,13 @@ func (o *AdamWOptimizer) UpdateGraphWithGradients(ctx *context.Context, grads []
 		sq := Add(Mul(beta2, vVar.ValueGraph(g)), Mul(OneMinus(beta2), Square(grad)))
 		mVar.SetValueGraph(m)
 		vVar.SetValueGraph(sq)
-		if o.Decayed(v.ScopeAndName(), v.Shape().Dimensions) {
+		name, dims := v.ScopeAndName(), v.Shape().Dimensions
+		if o.wholeOf != nil {
+			if n, d, ok := o.wholeOf(v); ok {
+				name, dims = n, d
+			}
+		}
+		if o.Decayed(name, dims) {
 			p = Mul(p, OneMinus(Mul(lr, Scalar(g, dtype, o.wd))))
 		}
 		denom := Add(Div(Sqrt(sq), bc2Sqrt), eps)

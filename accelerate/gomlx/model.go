@@ -84,9 +84,16 @@ func (m *modelView) ParametersLoaded() error {
 	t := m.t
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.shard != nil { // the masters of this process's share only
+		if err := t.shard.loadShards(); err != nil {
+			return err
+		}
+	}
 	for _, p := range t.params {
-		if err := p.master.SetValue(tensors.FromFlatDataAndDimensions(append([]float32(nil), p.host...), p.shape...)); err != nil {
-			return fmt.Errorf("gomlx: setting %s: %w", p.name, err)
+		if p.master != nil {
+			if err := p.master.SetValue(tensors.FromFlatDataAndDimensions(append([]float32(nil), p.host...), p.shape...)); err != nil {
+				return fmt.Errorf("gomlx: setting %s: %w", p.name, err)
+			}
 		}
 		if err := p.v.SetValue(fromHost(p.host, p.v.DType(), p.shape)); err != nil {
 			return fmt.Errorf("gomlx: setting %s: %w", p.name, err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,7 +17,6 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
-	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/goaccel/goaccel/accelerate"
 	"github.com/goaccel/goaccel/accelerate/pg"
@@ -31,6 +31,7 @@ const (
 	envSteps    = "GOACCEL_GOMLX_TEST_STEPS"
 	envSaveAt   = "GOACCEL_GOMLX_TEST_SAVE_AT"
 	envCkpt     = "GOACCEL_GOMLX_TEST_CKPT"
+	envAdamW    = "GOACCEL_GOMLX_TEST_ADAMW" // AdamW with decay on matrices and clipping by norm, instead of Adam
 	testSecret  = "gomlx-test-secret"
 	globalBatch = 32
 )
@@ -60,6 +61,8 @@ type workerResult struct {
 	// step and after the last, each process evaluating its shard.
 	EvalBefore float64 `json:"eval_before,omitempty"`
 	EvalAfter  float64 `json:"eval_after,omitempty"`
+	// What the process holds for training state after the last step.
+	State StateBytes `json:"state"`
 }
 
 func workerMain(mode string) error {
@@ -76,7 +79,12 @@ func workerMain(mode string) error {
 		opts = append(opts, WithDivergenceCheck(2))
 	}
 	ctx := toyContext()
-	tr, err := NewTrainer(acc, pureGoBackend(), ctx, toyModel, toyLoss, toyOptimizer(), nil, nil, opts...)
+	opt := toyOptimizer()
+	if os.Getenv(envAdamW) != "" {
+		opt = AdamW().LearningRate(0.01).WeightDecay(0.1, DecayMatrices)
+		opts = append(opts, WithClipGradNorm(0.5, 2))
+	}
+	tr, err := NewTrainer(acc, pureGoBackend(), ctx, toyModel, toyLoss, opt, nil, nil, opts...)
 	if err != nil {
 		return err
 	}
@@ -170,15 +178,11 @@ func workerMain(mode string) error {
 		res.Gathered, res.Direct = got[0], want
 	}
 	res.Vars = map[string][]float32{}
-	masters := tr.Masters()
-	if masters == nil { // never built: the first batch was refused
-		masters = mlctx.New()
+	names := tr.model.ParameterNames() // the masters, whole (gathered when sharded)
+	for i, p := range tr.model.Parameters32() {
+		res.Vars[names[i]] = slices.Clone(p)
 	}
-	for v := range masters.IterVariables() {
-		if v.Trainable {
-			res.Vars[v.ScopeAndName()] = tensors.MustCopyFlatData[float32](v.MustValue())
-		}
-	}
+	res.State = tr.StateBytes()
 	b, err := json.Marshal(res)
 	if err != nil {
 		return err
@@ -372,5 +376,51 @@ func TestEvalAcrossProcesses(t *testing.T) {
 		if d := math.Abs(got.EvalAfter-one[0].EvalAfter) / one[0].EvalAfter; d > 1e-4 {
 			t.Errorf("after %d steps: 2 processes %v, 1 process %v", steps, got.EvalAfter, one[0].EvalAfter)
 		}
+	}
+}
+
+// FSDP's SHARD_GRAD_OP against DDP on 2 and 4 processes: 20 AdamW steps
+// (decay on the matrices, clipping by the global norm) on the same
+// batches give per-step losses within 1e-5 relative and final weights
+// within 1e-4 (the FSDP parity tests' standard), every process holding the
+// same weights, and each process's masters and optimizer state at most
+// 1/N + 10% of DDP's.
+func TestShardGradOpFollowsDDP(t *testing.T) {
+	const steps = 20
+	for _, n := range []int{2, 4} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			common := []string{envSteps + "=" + strconv.Itoa(steps), envAdamW + "=1"}
+			ddp := launch(t, n, "train", common...)
+			sharded := launch(t, n, "train", append(common, "ACCELERATE_USE_FSDP=true", "FSDP_SHARDING_STRATEGY=SHARD_GRAD_OP")...)
+			if len(sharded[0].Losses) != steps {
+				t.Fatalf("%d losses", len(sharded[0].Losses))
+			}
+			for i, want := range ddp[0].Losses {
+				if got := sharded[0].Losses[i]; math.Abs(got-want) > 1e-5*math.Max(1, math.Abs(want)) {
+					t.Errorf("step %d: SHARD_GRAD_OP's loss %.9g, DDP's %.9g", i, got, want)
+				}
+			}
+			if ddp[0].Losses[steps-1] >= ddp[0].Losses[0] {
+				t.Fatalf("DDP did not learn: %v", ddp[0].Losses)
+			}
+			for name, want := range ddp[0].Vars {
+				if d := maxDiff(sharded[0].Vars[name], want); d > 1e-4 || len(sharded[0].Vars[name]) != len(want) {
+					t.Errorf("%s: SHARD_GRAD_OP differs from DDP by %g", name, d)
+				}
+				for r := 1; r < n; r++ {
+					if d := maxDiff(sharded[r].Vars[name], sharded[0].Vars[name]); d != 0 {
+						t.Errorf("%s: process %d differs from process 0 by %g", name, r, d)
+					}
+				}
+			}
+			bound := func(full int64) int64 { return int64(float64(full) * (1/float64(n) + 0.1)) }
+			for r, w := range sharded {
+				full := ddp[r].State
+				if w.State.Optimizer == 0 || w.State.Optimizer > bound(full.Optimizer) || w.State.Masters > bound(full.Masters) {
+					t.Errorf("process %d holds %+v, DDP %+v: want masters and optimizer state ≤ 1/%d + 10%% of DDP's", r, w.State, full, n)
+				}
+			}
+			t.Logf("%d processes: process 0 holds %+v sharded, %+v with DDP", n, sharded[0].State, ddp[0].State)
+		})
 	}
 }

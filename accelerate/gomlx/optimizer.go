@@ -133,8 +133,18 @@ func (t *Trainer) build(vars []*context.Variable) error {
 		}
 		p.grad = ctx.InAbsPath(gradScope+v.Scope()).WithInitializer(initializers.Zero).
 			VariableWithShape(v.Name(), shapes.Make(dtypes.Float32, dims...)).SetTrainable(false)
+		if t.sharded {
+			continue // the masters of this process's share only (buildShards)
+		}
 		p.master = masters.Checked(false).InAbsPath(v.Scope()).
 			VariableWithValue(v.Name(), tensors.FromFlatDataAndDimensions(append([]float32(nil), p.host...), dims...))
+	}
+	var shard *shardLayout
+	if t.sharded {
+		var err error
+		if shard, err = t.buildShards(params, masters); err != nil {
+			return err
+		}
 	}
 	if t.scaler != nil {
 		t.scaleVar = ctx.InAbsPath(scaleScope).VariableWithValue(scaleName, float32(t.scaler.GetScale())).SetTrainable(false)
@@ -143,7 +153,7 @@ func (t *Trainer) build(vars []*context.Variable) error {
 		return err
 	}
 	t.mu.Lock()
-	t.params, t.masters, t.built = params, masters, true
+	t.params, t.masters, t.shard, t.built = params, masters, shard, true
 	t.mu.Unlock()
 	// Broadcast process 0's masters and load a checkpoint LoadState read
 	// before the model existed; both end in the model's ParametersLoaded,

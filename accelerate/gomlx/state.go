@@ -3,6 +3,7 @@ package gomlx
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -35,6 +36,9 @@ type optimizerState struct{ t *Trainer }
 // StateTensors implements accelerate.TensorState.
 func (o *optimizerState) StateTensors() ([]safetensors.Tensor, error) {
 	t := o.t
+	if t.sharded {
+		return nil, errShardedState
+	}
 	t.mu.Lock()
 	masters := t.masters
 	t.mu.Unlock()
@@ -83,6 +87,12 @@ func (o *optimizerState) StateTensors() ([]safetensors.Tensor, error) {
 	return out, nil
 }
 
+// errShardedState refuses checkpoints of a sharded optimizer: each process
+// holds a different share, and the sharded state dict (each process's
+// share with an index of the layout) is not written yet.
+var errShardedState = errors.New("gomlx: saving or loading the optimizer state of an FSDP-sharded Trainer (SHARD_GRAD_OP) is not available yet: " +
+	"each process holds only its share of the masters and moments; save the model with acc.SaveModel, or train with NO_SHARD to checkpoint the optimizer")
+
 // ownModelVariable reports whether a non-trainable variable of the
 // model's context is the model's state (not the Trainer's gradients and
 // loss scale, GoMLX's metrics (named with a random id), the global step
@@ -105,6 +115,9 @@ func ownModelVariable(v *context.Variable) bool {
 // are created with these values, and the model takes them when it builds.
 func (o *optimizerState) LoadStateTensors(ts []safetensors.Tensor) error {
 	t := o.t
+	if t.sharded {
+		return errShardedState
+	}
 	t.mu.Lock()
 	if t.masters == nil {
 		t.masters = context.New()

@@ -29,6 +29,9 @@ func (t *Trainer) afterStep() error {
 	if t.fused {
 		return t.afterFusedStep(d)
 	}
+	if t.shard != nil {
+		return t.afterShardedStep()
+	}
 	accSteps := t.acc.GradientAccumulationSteps()
 	onHost := t.needsHost(accSteps)
 	start := time.Now()

@@ -39,6 +39,7 @@ type Trainer struct {
 	compute dtypes.DType // the dtype the model computes in
 	cfg     config
 	scaler  *amp.GradScaler // fp16 only
+	sharded bool            // FSDP SHARD_GRAD_OP (shard.go)
 
 	mu       sync.Mutex
 	built    bool
@@ -59,6 +60,7 @@ type Trainer struct {
 	nextLR   float64         // one graph a step: the next step's
 	fused    bool            // one graph a step (fused.go)
 	optState map[string]bool // one graph a step: the optimizer's variables in the model's context
+	shard    *shardLayout    // FSDP: this process's share, once built
 	stats    Stats
 }
 
@@ -140,6 +142,9 @@ func NewTrainer(acc *accelerate.Accelerator, backend backends.Backend, ctx *cont
 	if t.compute != dtypes.Float32 && !backendHas(backend, t.compute) {
 		return nil, fmt.Errorf("gomlx: NewTrainer: mixed precision %q: the %s backend cannot compute in %s; use mixed precision \"no\" or the XLA backend",
 			acc.MixedPrecision(), backend.Name(), t.compute)
+	}
+	if t.sharded, err = shardingStrategy(t); err != nil {
+		return nil, err
 	}
 	ctx.InAbsPath(context.RootScope).SetParam(ParamComputeDType, t.compute.String())
 	if t.fused = t.fusedPossible(); t.fused {

@@ -31,6 +31,7 @@ type launchFlags struct {
 	cpu                                                 bool
 	configFile, rdzvConf                                string
 	noConfig                                            bool // read no config file (goaccel config)
+	fsdp                                                fsdpFlags
 }
 
 // acceleratorConfig is the part of Accelerate's config file
@@ -45,6 +46,7 @@ type acceleratorConfig struct {
 	RdzvBackend     *string `yaml:"rdzv_backend"`
 	UseCPU          *bool   `yaml:"use_cpu"`
 	MaxRestarts     *int    `yaml:"max_restarts"`
+	fsdpConfig      `yaml:",inline"`
 }
 
 // defaultConfigFile is where Accelerate keeps its default config:
@@ -98,6 +100,7 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&f.rdzvConf, n, "", "rendezvous settings, `KEY=VALUE,...` (across machines with static or c10d: secret_file=PATH, a file every machine holds)")
 	})
 	fs.BoolVar(&f.cpu, "cpu", false, "CPU worker processes, even where there are GPUs")
+	f.fsdp.register(fs, both)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "Usage: goaccel launch [FLAGS] PROGRAM [ARGS...]\n\n"+
 			"PROGRAM is a built program, or a Go package or file that goaccel builds first.\n\nFlags:\n")
@@ -229,6 +232,9 @@ func (f launchFlags) options() (launcher.Options, error) {
 	}
 	if o.NumProcesses == 0 && o.UseCPU {
 		o.NumProcesses = 1 // accelerate launch --cpu without a count: one process
+	}
+	if err := f.fsdp.apply(cfg.fsdpConfig, &o); err != nil {
+		return o, err
 	}
 	return o, nil
 }

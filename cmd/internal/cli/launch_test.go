@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -109,6 +110,10 @@ func TestLaunchRefusesBadInput(t *testing.T) {
 		{[]string{"launch", "--config_file", filepath.Join(dir, "none.yaml"), "prog"}, "none.yaml: no such file"},
 		{[]string{"launch", "--main_process_port", "http", "prog"}, `--main_process_port "http" is not a port`},
 		{[]string{"launch", "--cpu", "--mixed_precision", "fp12", "--num_processes", "2", "prog"}, "fp12"},
+		{[]string{"launch", "--fsdp_sharding_strategy", "SHARD_GRAD_OP", "prog"}, "--fsdp_sharding_strategy means something with --use_fsdp only"},
+		{[]string{"launch", "--use_fsdp", "--fsdp_sharding_strategy", "SHARD_ALL", "prog"}, `unknown sharding strategy "SHARD_ALL": choose between FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD, HYBRID_SHARD_ZERO2 (or their numbers 1-5) (from --fsdp_sharding_strategy)`},
+		{[]string{"launch", "--use_fsdp", "--cpu", "--num_processes", "4", "--fsdp_sharding_strategy", "HYBRID_SHARD", "prog"}, "HYBRID_SHARD shards inside each node and replicates across nodes, but this group of 4 processes runs on one node: use FULL_SHARD"},
+		{[]string{"launch", "--use_fsdp", "--fsdp_offload_params", "sometimes", "prog"}, `--fsdp_offload_params="sometimes": invalid truth value`},
 	} {
 		code, _, stderr := runCmd(t, tc.args...)
 		if code == 0 || !strings.Contains(stderr, tc.want) {
@@ -129,6 +134,28 @@ func TestLaunchReadsAccelerateConfig(t *testing.T) {
 	}
 	if strings.Count(out, " of 2: sum 3") != 2 || !strings.Contains(out, "mixed precision no") {
 		t.Errorf("stdout:\n%s", out)
+	}
+}
+
+// FSDP from the config file Accelerate writes (distributed_type FSDP and
+// its fsdp_config), a flag overriding one field: every worker builds its
+// Accelerator with that plugin.
+func TestLaunchCarriesTheFSDPPlugin(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "default_config.yaml")
+	yaml := "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: SHARD_GRAD_OP\n  fsdp_state_dict_type: FULL_STATE_DICT\n" +
+		"  fsdp_version: 1\nnum_machines: 1\nnum_processes: 2\nuse_cpu: true\nmain_process_port: 0\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCmd(t, "launch", "--config_file", cfg, "--fsdp_state_dict_type", "sharded_state_dict", "./testdata/launchprog")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	for r := 0; r < 2; r++ {
+		want := fmt.Sprintf("rank %d: FSDP FullyShardedDataParallelPlugin(fsdp_version=1, sharding_strategy=SHARD_GRAD_OP, state_dict_type=SHARDED_STATE_DICT, cpu_offload=false)", r)
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
 	}
 }
 
