@@ -73,8 +73,9 @@ type loaded struct {
 // ErrNoCheckpoint when there is none), and the next SaveState("") then
 // writes checkpoint_{K+1}.
 //
-// A checkpoint saved by another number of processes, for models of other
-// shapes, with other optimizers or registered objects, or an incomplete or
+// A checkpoint saved by another number of processes resumes (the state
+// in it is whole; processes beyond the saved number keep their random
+// generators). One for models of other shapes, with other optimizers or registered objects, or an incomplete or
 // corrupt one, is an error naming the difference; nothing is changed then.
 // Every process must call it; after Prepare, it is how a launched function
 // resumes after a restart:
@@ -116,8 +117,14 @@ func (a *Accelerator) readState(dir string) (*loaded, error) {
 	fail := func(format string, args ...any) (*loaded, error) {
 		return nil, fmt.Errorf("accelerate: LoadState %s: "+format, append([]any{dir}, args...)...)
 	}
-	if man.WorldSize != a.NumProcesses() {
-		return fail("the checkpoint was saved by %d processes, this run has %d: resume with the same number of processes", man.WorldSize, a.NumProcesses())
+	// Another number of processes resumes too: the model and optimizer
+	// state are whole in a checkpoint (an FSDP-sharded optimizer takes its
+	// new share); a process the checkpoint has no random state for takes
+	// process 0's step and keeps its own random generators.
+	rankFile := randomFile(a.ProcessIndex())
+	ownRNG := a.ProcessIndex() < man.WorldSize
+	if !ownRNG {
+		rankFile = randomFile(0)
 	}
 	a.train.mu.Lock()
 	models := append([]trackedModel(nil), a.train.models...)
@@ -221,12 +228,15 @@ func (a *Accelerator) readState(dir string) (*loaded, error) {
 			return fail("%s: %v", scalerFile, err)
 		}
 	}
-	b, err := man.ReadFile(dir, randomFile(a.ProcessIndex()))
+	b, err := man.ReadFile(dir, rankFile)
 	if err != nil {
 		return nil, fmt.Errorf("accelerate: LoadState: %w", err)
 	}
-	if err := json.Unmarshal(b, &l.rank); err != nil || l.rank.Rank != a.ProcessIndex() {
-		return fail("%s is not process %d's state (%v)", randomFile(a.ProcessIndex()), a.ProcessIndex(), err)
+	if err := json.Unmarshal(b, &l.rank); err != nil || (ownRNG && l.rank.Rank != a.ProcessIndex()) {
+		return fail("%s is not process %d's state (%v)", rankFile, a.ProcessIndex(), err)
+	}
+	if !ownRNG {
+		l.rank.RNG = nil
 	}
 	return l, nil
 }
@@ -275,8 +285,10 @@ func (a *Accelerator) applyState(l *loaded) error {
 			return fmt.Errorf("accelerate: LoadState: %w", err)
 		}
 	}
-	if err := rngUnmarshal(l.rank.RNG); err != nil {
-		return err
+	if l.rank.RNG != nil {
+		if err := rngUnmarshal(l.rank.RNG); err != nil {
+			return err
+		}
 	}
 	a.train.mu.Lock()
 	a.train.step = l.rank.Step

@@ -36,6 +36,16 @@ type TensorState interface {
 	LoadStateTensors(tensors []safetensors.Tensor) error
 }
 
+// CollectiveTensorState is a TensorState whose state is spread over the
+// processes (an FSDP-sharded optimizer's): when CollectiveState is true,
+// SaveState calls StateTensors on every process, in step (it gathers the
+// whole state to process 0, whose tensors are written; the others return
+// none). LoadStateTensors gets the whole state on every process.
+type CollectiveTensorState interface {
+	TensorState
+	CollectiveState() bool
+}
+
 func customFile(i int) string    { return "custom_checkpoint_" + strconv.Itoa(i) + ".bin" }
 func randomFile(rank int) string { return "random_states_" + strconv.Itoa(rank) + ".json" }
 
@@ -308,12 +318,17 @@ func (a *Accelerator) writeState(staging string) (map[string]checkpoint.FileInfo
 	for i, o := range opts {
 		man.Optimizers = append(man.Optimizers, fmt.Sprintf("%T", o))
 		if ts, ok := o.(TensorState); ok {
-			if rank != 0 {
+			c, ok := ts.(CollectiveTensorState)
+			collective := ok && c.CollectiveState()
+			if rank != 0 && !collective {
 				continue
 			}
 			tensors, err := ts.StateTensors()
 			if err != nil {
 				return nil, nil, fmt.Errorf("accelerate: SaveState: optimizer %d (%T): %w", i, o, err)
+			}
+			if rank != 0 {
+				continue
 			}
 			if err := put(optimizerTensorsFile(i), func(w io.Writer) error { return safetensors.Encode(w, tensors, nil) }); err != nil {
 				return nil, nil, err

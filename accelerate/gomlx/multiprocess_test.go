@@ -20,6 +20,7 @@ import (
 
 	"github.com/goaccel/goaccel/accelerate"
 	"github.com/goaccel/goaccel/accelerate/pg"
+	"github.com/goaccel/goaccel/accelerate/safetensors"
 )
 
 // The multi-process tests start this test binary as worker processes with
@@ -421,6 +422,60 @@ func TestShardGradOpFollowsDDP(t *testing.T) {
 				}
 			}
 			t.Logf("%d processes: process 0 holds %+v sharded, %+v with DDP", n, sharded[0].State, ddp[0].State)
+		})
+	}
+}
+
+// A SHARD_GRAD_OP checkpoint holds the whole optimizer state (each
+// variable of a parameter's moments joined from every process's share,
+// named as DDP names it), so it resumes: on the same 2 processes to the
+// bit, re-sharded on 4 processes and without FSDP within the rounding of
+// a different reduction order.
+func TestShardedCheckpointResumes(t *testing.T) {
+	const steps, saveAt = 12, 6
+	ckpt := filepath.Join(t.TempDir(), "ckpt")
+	fsdpEnv := []string{"ACCELERATE_USE_FSDP=true", "FSDP_SHARDING_STRATEGY=SHARD_GRAD_OP"}
+	common := []string{envAdamW + "=1", envSteps + "=" + strconv.Itoa(steps), envCkpt + "=" + ckpt}
+	full := launch(t, 2, "train", append(append(common, fsdpEnv...), envSaveAt+"="+strconv.Itoa(saveAt))...)
+	f, err := safetensors.ReadFile(filepath.Join(ckpt, "optimizer.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const moment = "/adamw/model/hidden/dense/weights_exp_avg"
+	m, ok := f.Tensor(moment)
+	if !ok || fmt.Sprint(m.Shape) != fmt.Sprint([]int{features, 16}) {
+		names := []string{}
+		for _, x := range f.Tensors {
+			names = append(names, x.Name)
+		}
+		t.Fatalf("the checkpoint lacks the whole %s (%v): %v", moment, m.Shape, names)
+	}
+	for _, c := range []struct {
+		name string
+		n    int
+		env  []string
+		tol  float64 // 0: to the bit
+	}{
+		{"same 2 processes", 2, fsdpEnv, 0},
+		{"re-sharded on 4", 4, fsdpEnv, 1e-5},
+		{"DDP on 2", 2, nil, 1e-5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resumed := launch(t, c.n, "resume", append(common, c.env...)...)
+			if resumed[0].Step != saveAt {
+				t.Fatalf("resumed at step %d, want %d", resumed[0].Step, saveAt)
+			}
+			for i, l := range resumed[0].Losses {
+				want := full[0].Losses[saveAt+i]
+				if d := math.Abs(l - want); d > c.tol*math.Max(1, math.Abs(want)) {
+					t.Errorf("step %d: resumed loss %.9g, uninterrupted %.9g", saveAt+i, l, want)
+				}
+			}
+			for name, want := range full[0].Vars {
+				if d := maxDiff(resumed[0].Vars[name], want); d > 10*c.tol {
+					t.Errorf("%s: the resumed run differs from the uninterrupted one by %g", name, d)
+				}
+			}
 		})
 	}
 }

@@ -154,7 +154,14 @@ func (t *Trainer) build(vars []*context.Variable) error {
 	}
 	t.mu.Lock()
 	t.params, t.masters, t.shard, t.built = params, masters, shard, true
+	pending := t.pending
+	t.pending = nil
 	t.mu.Unlock()
+	if pending != nil {
+		if err := (&optimizerState{t: t}).LoadStateTensors(pending); err != nil {
+			return fmt.Errorf("gomlx: loading the optimizer state: %w", err)
+		}
+	}
 	// Broadcast process 0's masters and load a checkpoint LoadState read
 	// before the model existed; both end in the model's ParametersLoaded,
 	// which writes the model's variables from the masters.

@@ -3,7 +3,6 @@ package gomlx
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -37,61 +36,66 @@ type optimizerState struct{ t *Trainer }
 func (o *optimizerState) StateTensors() ([]safetensors.Tensor, error) {
 	t := o.t
 	if t.sharded {
-		return nil, errShardedState
+		return t.shardedStateTensors()
 	}
 	t.mu.Lock()
 	masters := t.masters
 	t.mu.Unlock()
-	var out []safetensors.Tensor
-	add := func(prefix string, ctx *context.Context, keep func(v *context.Variable) bool) error {
-		if ctx == nil {
-			return nil
-		}
-		for v := range ctx.IterVariables() {
-			if v.Trainable || !keep(v) || !v.HasValue() {
-				continue
-			}
-			val, err := v.Value()
-			if err != nil {
-				return err
-			}
-			st, err := toSafetensor(prefix+v.ScopeAndName(), val)
-			if err != nil {
-				return err
-			}
-			out = append(out, st)
-		}
-		return nil
-	}
 	if t.fused {
 		// One context: the optimizer's variables under their own names,
 		// the model's own prefixed, as the two-graph step saves them.
-		if err := add("", masters, func(v *context.Variable) bool {
+		out, err := variableTensors("", masters, func(v *context.Variable) bool {
 			return v.Name() != optimizers.ParamLearningRate && t.isOptimizerState(v)
-		}); err != nil {
+		})
+		if err != nil {
 			return nil, err
 		}
-		if err := add(modelPrefix, t.ctx, func(v *context.Variable) bool {
+		own, err := variableTensors(modelPrefix, t.ctx, func(v *context.Variable) bool {
 			return ownModelVariable(v) && !t.isOptimizerState(v)
-		}); err != nil {
+		})
+		return append(out, own...), err
+	}
+	out, err := variableTensors("", masters, func(v *context.Variable) bool { return v.Name() != optimizers.ParamLearningRate })
+	if err != nil {
+		return nil, err
+	}
+	own, err := t.modelStateTensors()
+	return append(out, own...), err
+}
+
+// CollectiveState implements accelerate.CollectiveTensorState: a sharded
+// Trainer's state is gathered from every process.
+func (o *optimizerState) CollectiveState() bool { return o.t.sharded }
+
+// modelStateTensors are the model context's own non-trainable variables,
+// prefixed.
+func (t *Trainer) modelStateTensors() ([]safetensors.Tensor, error) {
+	return variableTensors(modelPrefix, t.ctx, ownModelVariable)
+}
+
+// variableTensors are ctx's non-trainable variables that keep selects, as
+// tensors named prefix + scope and name.
+func variableTensors(prefix string, ctx *context.Context, keep func(v *context.Variable) bool) ([]safetensors.Tensor, error) {
+	var out []safetensors.Tensor
+	if ctx == nil {
+		return nil, nil
+	}
+	for v := range ctx.IterVariables() {
+		if v.Trainable || !keep(v) || !v.HasValue() {
+			continue
+		}
+		val, err := v.Value()
+		if err != nil {
 			return nil, err
 		}
-		return out, nil
-	}
-	if err := add("", masters, func(v *context.Variable) bool { return v.Name() != optimizers.ParamLearningRate }); err != nil {
-		return nil, err
-	}
-	if err := add(modelPrefix, t.ctx, ownModelVariable); err != nil {
-		return nil, err
+		st, err := toSafetensor(prefix+v.ScopeAndName(), val)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
 	}
 	return out, nil
 }
-
-// errShardedState refuses checkpoints of a sharded optimizer: each process
-// holds a different share, and the sharded state dict (each process's
-// share with an index of the layout) is not written yet.
-var errShardedState = errors.New("gomlx: saving or loading the optimizer state of an FSDP-sharded Trainer (SHARD_GRAD_OP) is not available yet: " +
-	"each process holds only its share of the masters and moments; save the model with acc.SaveModel, or train with NO_SHARD to checkpoint the optimizer")
 
 // ownModelVariable reports whether a non-trainable variable of the
 // model's context is the model's state (not the Trainer's gradients and
@@ -116,7 +120,19 @@ func ownModelVariable(v *context.Variable) bool {
 func (o *optimizerState) LoadStateTensors(ts []safetensors.Tensor) error {
 	t := o.t
 	if t.sharded {
-		return errShardedState
+		t.mu.Lock()
+		built := t.shard != nil
+		if !built {
+			t.pending = ts // the share is known when the model builds
+		}
+		t.mu.Unlock()
+		if !built {
+			return nil
+		}
+		var err error
+		if ts, err = t.shareOfState(ts); err != nil {
+			return err
+		}
 	}
 	t.mu.Lock()
 	if t.masters == nil {

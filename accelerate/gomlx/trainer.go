@@ -19,6 +19,7 @@ import (
 	"github.com/goaccel/goaccel/accelerate"
 	"github.com/goaccel/goaccel/accelerate/amp"
 	"github.com/goaccel/goaccel/accelerate/ddp"
+	"github.com/goaccel/goaccel/accelerate/safetensors"
 )
 
 // Scopes of the variables the Trainer adds to the model's context.
@@ -53,14 +54,15 @@ type Trainer struct {
 	deferred *accelerate.DeferredModel
 	ddp      *ddp.DDP
 	scaleVar *context.Variable
-	steps    int             // optimizer steps taken by this Trainer (divergence checks)
-	skipped  int             // fp16 steps skipped for non-finite gradients
-	gradNorm float64         // the last clipped step's total gradient norm
-	lr       float64         // the last step's learning rate, when a schedule sets it
-	nextLR   float64         // one graph a step: the next step's
-	fused    bool            // one graph a step (fused.go)
-	optState map[string]bool // one graph a step: the optimizer's variables in the model's context
-	shard    *shardLayout    // FSDP: this process's share, once built
+	steps    int                  // optimizer steps taken by this Trainer (divergence checks)
+	skipped  int                  // fp16 steps skipped for non-finite gradients
+	gradNorm float64              // the last clipped step's total gradient norm
+	lr       float64              // the last step's learning rate, when a schedule sets it
+	nextLR   float64              // one graph a step: the next step's
+	fused    bool                 // one graph a step (fused.go)
+	optState map[string]bool      // one graph a step: the optimizer's variables in the model's context
+	shard    *shardLayout         // FSDP: this process's share, once built
+	pending  []safetensors.Tensor // FSDP: optimizer state LoadState read before the model built
 	stats    Stats
 }
 

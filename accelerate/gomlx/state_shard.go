@@ -1,0 +1,210 @@
+package gomlx
+
+import (
+	"bytes"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
+
+	"github.com/goaccel/goaccel/accelerate/safetensors"
+)
+
+// Checkpoints of a sharded Trainer hold the whole optimizer state, as
+// DDP's do (FSDP's FULL_STATE_DICT): each process sends its share of every
+// per-value state variable (Adam's moments of "w[from:to]") to process 0,
+// which joins the shares into the variable of the whole parameter ("w"'s
+// moments) and writes them. Loading slices each process's share out of the
+// whole variables, so a checkpoint resumes on any number of processes,
+// sharded or not, and a DDP checkpoint resumes sharded.
+
+// statePiece is one process's share of one state variable.
+type statePiece struct {
+	Scope, Name string // the whole variable's scope and name
+	Param       int    // the parameter it belongs to
+	From, To    int    // the range of the parameter's flat values
+	Data        []float32
+}
+
+// segmentOf finds the segment a state variable of the masters' context
+// belongs to: its name starts with the segment's master's name
+// ("w[0:40]_1st_moment") and its scope ends with the parameter's. It
+// returns the whole variable's name ("w_1st_moment").
+func (l *shardLayout) segmentOf(scope, name string, size int) (*segment, string, bool) {
+	for i := range l.segs {
+		s := &l.segs[i]
+		prefix := s.master.Name()
+		if !strings.HasPrefix(name, prefix) || s.to-s.from != size || !scopeEndsWith(scope, s.p.v.Scope()) {
+			continue
+		}
+		return s, s.p.v.Name() + name[len(prefix):], true
+	}
+	return nil, "", false
+}
+
+func scopeEndsWith(scope, suffix string) bool {
+	s, x := strings.TrimSuffix(scope, context.ScopeSeparator), strings.TrimSuffix(suffix, context.ScopeSeparator)
+	return x == "" || strings.HasSuffix(s, x)
+}
+
+// shardedStateTensors is StateTensors of a sharded Trainer: a collective
+// (every process calls it) whose tensors process 0 alone returns.
+func (t *Trainer) shardedStateTensors() ([]safetensors.Tensor, error) {
+	t.mu.Lock()
+	l, masters, params := t.shard, t.masters, t.params
+	t.mu.Unlock()
+	if l == nil {
+		return nil, errors.New("gomlx: saving the optimizer state before the first training step: there is none yet")
+	}
+	index := map[*param]int{}
+	for i, p := range params {
+		index[p] = i
+	}
+	var mine []statePiece
+	var plain []safetensors.Tensor
+	for v := range masters.IterVariables() {
+		if v.Trainable || !v.HasValue() || v.Name() == optimizers.ParamLearningRate {
+			continue
+		}
+		val, err := v.Value()
+		if err != nil {
+			return nil, err
+		}
+		if s, whole, ok := l.segmentOf(v.Scope(), v.Name(), v.Shape().Size()); ok {
+			if v.DType() != dtypes.Float32 {
+				return nil, fmt.Errorf("gomlx: the optimizer's %s is %s: a sharded optimizer's state must be float32", v.ScopeAndName(), v.DType())
+			}
+			mine = append(mine, statePiece{Scope: v.Scope(), Name: whole, Param: index[s.p], From: s.from, To: s.to,
+				Data: tensors.MustCopyFlatData[float32](val)})
+			continue
+		}
+		if l.rank == 0 { // not per value (step counts): the same on every process
+			st, err := toSafetensor(v.ScopeAndName(), val)
+			if err != nil {
+				return nil, err
+			}
+			plain = append(plain, st)
+		}
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(mine); err != nil {
+		return nil, fmt.Errorf("gomlx: encoding this process's optimizer state: %w", err)
+	}
+	all, err := t.acc.Group().Gather(t.acc.Context(), buf.Bytes(), 0)
+	if err != nil {
+		return nil, fmt.Errorf("gomlx: FSDP: gathering the optimizer state: %w", err)
+	}
+	if l.rank != 0 {
+		return nil, nil
+	}
+	type whole struct {
+		p      *param
+		data   []float32
+		filled int
+	}
+	joined := map[string]*whole{}
+	for r, b := range all {
+		var pieces []statePiece
+		if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&pieces); err != nil {
+			return nil, fmt.Errorf("gomlx: process %d's optimizer state: %w", r, err)
+		}
+		for _, pc := range pieces {
+			key := pc.Scope + context.ScopeSeparator + pc.Name
+			if pc.Scope == context.RootScope {
+				key = context.RootScope + pc.Name
+			}
+			w := joined[key]
+			if w == nil {
+				p := params[pc.Param]
+				w = &whole{p: p, data: make([]float32, len(p.host))}
+				joined[key] = w
+			}
+			copy(w.data[pc.From:pc.To], pc.Data)
+			w.filled += pc.To - pc.From
+		}
+	}
+	names := make([]string, 0, len(joined))
+	for k := range joined {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	out := plain
+	for _, k := range names {
+		w := joined[k]
+		if w.filled != len(w.data) {
+			return nil, fmt.Errorf("gomlx: the processes' shares of %s cover %d of its %d values", k, w.filled, len(w.data))
+		}
+		st, err := toSafetensor(k, tensors.FromFlatDataAndDimensions(w.data, w.p.shape...))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	own, err := t.modelStateTensors()
+	if err != nil {
+		return nil, err
+	}
+	return append(out, own...), nil
+}
+
+// shareOfState turns whole state tensors into this process's: a per-value
+// variable of a parameter becomes the variable of the parameter's segment
+// here ("w_1st_moment" → "w[0:40]_1st_moment", its values 0 to 40), or
+// nothing where this process holds none of the parameter; the rest passes.
+func (t *Trainer) shareOfState(ts []safetensors.Tensor) ([]safetensors.Tensor, error) {
+	l := t.shard
+	out := make([]safetensors.Tensor, 0, len(ts))
+	for _, st := range ts {
+		if strings.HasPrefix(st.Name, modelPrefix) {
+			out = append(out, st)
+			continue
+		}
+		scope, name := splitScopeName(st.Name)
+		size := 1
+		for _, d := range st.Shape {
+			size *= d
+		}
+		p := t.paramOfState(scope, name, size)
+		if p == nil {
+			out = append(out, st)
+			continue
+		}
+		if st.DType != safetensors.F32 {
+			return nil, fmt.Errorf("gomlx: the checkpoint's %s is %s: a sharded optimizer's state must be float32", st.Name, st.DType)
+		}
+		for _, s := range l.segs {
+			if s.p != p {
+				continue
+			}
+			share := safetensors.Tensor{Name: scope + context.ScopeSeparator + s.master.Name() + name[len(p.v.Name()):],
+				DType: safetensors.F32, Shape: []int{s.to - s.from}, Data: st.Data[4*s.from : 4*s.to]}
+			if scope == context.RootScope {
+				share.Name = context.RootScope + share.Name[len(scope)+1:]
+			}
+			out = append(out, share)
+		}
+	}
+	return out, nil
+}
+
+// paramOfState is the parameter whose per-value state a whole variable is
+// (its name starts with the parameter's, its scope ends with the
+// parameter's, it has as many values): the longest such name wins.
+func (t *Trainer) paramOfState(scope, name string, size int) *param {
+	var best *param
+	for _, p := range t.params {
+		if len(p.host) != size || !strings.HasPrefix(name, p.v.Name()) || !scopeEndsWith(scope, p.v.Scope()) || scope == p.v.Scope() {
+			continue
+		}
+		if best == nil || len(p.v.Name()) > len(best.v.Name()) {
+			best = p
+		}
+	}
+	return best
+}
