@@ -260,3 +260,41 @@ fmt.Println("VAL", okRes.ValLoss)
     assert ["STEP", "5"] in fields, out
     [val] = [float(v) for k, v in fields if k == "VAL"]
     assert math.isfinite(val) and 0 < val < 2 * math.log(VOCAB), val
+
+
+def test_shard_grad_op_trains_as_ddp(kc):
+    """FSDP's SHARD_GRAD_OP, turned on as `accelerate launch --use_fsdp` does
+    (ACCELERATE_USE_FSDP and FSDP_SHARDING_STRATEGY in the workers'
+    environment), trains the notebook's GPT on 2 processes as DDP does: each
+    step's loss within 1e-5 relative and the validation loss within 1e-4;
+    fit itself checks that both processes end with the same whole weights."""
+    run = HEALTHY % VOCAB
+    code = f"""import "github.com/goaccel/goaccel/debuglauncher"
+
+for _, strategy := range []string{{"", "SHARD_GRAD_OP"}} {{
+	accelerate.ResetState()
+	os.Setenv("ACCELERATE_USE_FSDP", fmt.Sprint(strategy != ""))
+	os.Setenv("FSDP_SHARDING_STRATEGY", strategy)
+	shardRes, shardErr := debuglauncher.DebugLauncher(fit, []any{{{run}}}, 2)
+	os.Unsetenv("ACCELERATE_USE_FSDP")
+	os.Unsetenv("FSDP_SHARDING_STRATEGY")
+	if shardErr != nil {{
+		panic(shardErr)
+	}}
+	r := shardRes[0][0].(Result)
+	fmt.Println("RUN", strategy == "", r.GlobalStep, r.ValLoss, r.Losses)
+}}
+"""
+    out = stdout_of(ok(kc, code))
+    runs = {}
+    for line in out.splitlines():
+        if line.startswith("RUN "):
+            ddp, step, val, losses = line.split(" ", 4)[1:]
+            runs[ddp == "true"] = (int(step), float(val), [float(x) for x in losses.strip("[]").split()])
+    assert set(runs) == {True, False}, out
+    (dstep, dval, dlosses), (sstep, sval, slosses) = runs[True], runs[False]
+    assert dstep == sstep == 5 and len(dlosses) == len(slosses) == 5, out
+    for i, (d, s) in enumerate(zip(dlosses, slosses)):
+        assert abs(d - s) <= 1e-5 * max(1, abs(d)), f"step {i + 1}: DDP {d}, SHARD_GRAD_OP {s}"
+    assert abs(dval - sval) <= 1e-4 * max(1, abs(dval)), (dval, sval)
+    alive(kc)

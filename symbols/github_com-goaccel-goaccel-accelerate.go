@@ -43,6 +43,7 @@ func init() {
 		"StateInitialized":              reflect.ValueOf(accelerate.StateInitialized),
 		"WithCPU":                       reflect.ValueOf(accelerate.WithCPU),
 		"WithContext":                   reflect.ValueOf(accelerate.WithContext),
+		"WithFSDPPlugin":                reflect.ValueOf(accelerate.WithFSDPPlugin),
 		"WithGradientAccumulationSteps": reflect.ValueOf(accelerate.WithGradientAccumulationSteps),
 		"WithKwargsHandlers":            reflect.ValueOf(accelerate.WithKwargsHandlers),
 		"WithLiveChart":                 reflect.ValueOf(accelerate.WithLiveChart),
@@ -55,21 +56,41 @@ func init() {
 		"WithTimeout":                   reflect.ValueOf(accelerate.WithTimeout),
 
 		// type definitions
-		"Accelerator":          reflect.ValueOf((*accelerate.Accelerator)(nil)),
-		"DeferredModel":        reflect.ValueOf((*accelerate.DeferredModel)(nil)),
-		"Named":                reflect.ValueOf((*accelerate.Named)(nil)),
-		"Option":               reflect.ValueOf((*accelerate.Option)(nil)),
-		"ProjectConfiguration": reflect.ValueOf((*accelerate.ProjectConfiguration)(nil)),
-		"Reloadable":           reflect.ValueOf((*accelerate.Reloadable)(nil)),
-		"Shardable":            reflect.ValueOf((*accelerate.Shardable)(nil)),
-		"TensorState":          reflect.ValueOf((*accelerate.TensorState)(nil)),
+		"Accelerator":           reflect.ValueOf((*accelerate.Accelerator)(nil)),
+		"CollectiveTensorState": reflect.ValueOf((*accelerate.CollectiveTensorState)(nil)),
+		"DeferredModel":         reflect.ValueOf((*accelerate.DeferredModel)(nil)),
+		"Named":                 reflect.ValueOf((*accelerate.Named)(nil)),
+		"Option":                reflect.ValueOf((*accelerate.Option)(nil)),
+		"ProjectConfiguration":  reflect.ValueOf((*accelerate.ProjectConfiguration)(nil)),
+		"Reloadable":            reflect.ValueOf((*accelerate.Reloadable)(nil)),
+		"Shardable":             reflect.ValueOf((*accelerate.Shardable)(nil)),
+		"TensorState":           reflect.ValueOf((*accelerate.TensorState)(nil)),
 
 		// interface wrapper definitions
-		"_Named":       reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_Named)(nil)),
-		"_Reloadable":  reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_Reloadable)(nil)),
-		"_Shardable":   reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_Shardable)(nil)),
-		"_TensorState": reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_TensorState)(nil)),
+		"_CollectiveTensorState": reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_CollectiveTensorState)(nil)),
+		"_Named":                 reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_Named)(nil)),
+		"_Reloadable":            reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_Reloadable)(nil)),
+		"_Shardable":             reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_Shardable)(nil)),
+		"_TensorState":           reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_TensorState)(nil)),
 	}
+}
+
+// _github_com_goaccel_goaccel_accelerate_CollectiveTensorState is an interface wrapper for CollectiveTensorState type
+type _github_com_goaccel_goaccel_accelerate_CollectiveTensorState struct {
+	IValue            interface{}
+	WCollectiveState  func() bool
+	WLoadStateTensors func(tensors []safetensors.Tensor) error
+	WStateTensors     func() ([]safetensors.Tensor, error)
+}
+
+func (W _github_com_goaccel_goaccel_accelerate_CollectiveTensorState) CollectiveState() bool {
+	return W.WCollectiveState()
+}
+func (W _github_com_goaccel_goaccel_accelerate_CollectiveTensorState) LoadStateTensors(tensors []safetensors.Tensor) error {
+	return W.WLoadStateTensors(tensors)
+}
+func (W _github_com_goaccel_goaccel_accelerate_CollectiveTensorState) StateTensors() ([]safetensors.Tensor, error) {
+	return W.WStateTensors()
 }
 
 // _github_com_goaccel_goaccel_accelerate_Named is an interface wrapper for Named type

@@ -250,11 +250,25 @@ func (t *Trainer) Trainer() *train.Trainer { return t.trainer }
 func (t *Trainer) Context() *context.Context { return t.ctx }
 
 // Masters returns the context of the float32 masters, the optimizer's
-// state and the global step (nil before the first step).
+// state and the global step (nil before the first step). With FSDP's
+// SHARD_GRAD_OP it holds this process's share only (variables named
+// "name[from:to]"); MasterValues has the whole masters.
 func (t *Trainer) Masters() *context.Context {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.masters
+}
+
+// MasterValues returns the whole float32 masters of the trainable
+// variables by scope and name, sharded or not: copies, the same on every
+// process (nil before the first step).
+func (t *Trainer) MasterValues() map[string][]float32 {
+	names := t.model.ParameterNames()
+	out := make(map[string][]float32, len(names))
+	for i, p := range t.model.Parameters32() {
+		out[names[i]] = append([]float32(nil), p...)
+	}
+	return out
 }
 
 // Accelerator returns the Accelerator the Trainer was prepared with.
