@@ -86,6 +86,11 @@ func workerMain(mode string) error {
 		opts = append(opts, WithClipGradNorm(0.5, 2))
 	}
 	tr, err := NewTrainer(acc, pureGoBackend(), ctx, toyModel, toyLoss, opt, nil, nil, opts...)
+	if err != nil && mode == "refused" {
+		res.Err = err.Error()
+		b, _ := json.Marshal(res)
+		return os.WriteFile(filepath.Join(os.Getenv(envOut), "rank"+strconv.Itoa(acc.ProcessIndex())+".json"), b, 0o644)
+	}
 	if err != nil {
 		return err
 	}
@@ -477,5 +482,25 @@ func TestShardedCheckpointResumes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// What the Trainer cannot shard is refused on every process, naming the
+// strategy, why, and what to use instead.
+func TestUnshardableStrategiesAreRefused(t *testing.T) {
+	for strategy, want := range map[string]string{
+		"FULL_SHARD":         "FSDP's FULL_SHARD is not available for GoMLX models: it saves memory by gathering one unit's parameters at a time",
+		"HYBRID_SHARD_ZERO2": "FSDP's HYBRID_SHARD_ZERO2 (sharding within each node, replicas across nodes) is not available for GoMLX models yet",
+	} {
+		env := []string{"ACCELERATE_USE_FSDP=true", "FSDP_SHARDING_STRATEGY=" + strategy}
+		if strategy == "HYBRID_SHARD_ZERO2" {
+			// Two nodes of one process each, as far as the plugin's check goes.
+			env = append(env, accelerate.EnvLocalWorldSize+"=1", accelerate.EnvLocalRank+"=0")
+		}
+		for r, w := range launch(t, 2, "refused", env...) {
+			if !strings.Contains(w.Err, want) || !strings.Contains(w.Err, "SHARD_GRAD_OP") {
+				t.Errorf("%s, process %d: %q", strategy, r, w.Err)
+			}
+		}
 	}
 }

@@ -63,10 +63,19 @@ func shardingStrategy(t *Trainer) (bool, error) {
 	if p == nil || p.ShardingStrategy == fsdp.NoShard || t.acc.NumProcesses() == 1 {
 		return false, nil
 	}
-	if p.ShardingStrategy != fsdp.ShardGradOp {
-		return false, fmt.Errorf("gomlx: NewTrainer: FSDP's %v is not available for GoMLX models yet: use SHARD_GRAD_OP (each process keeps 1/%d "+
-			"of the float32 masters and of the optimizer state; FSDP_SHARDING_STRATEGY=SHARD_GRAD_OP, or fsdp.Plugin{ShardingStrategy: fsdp.ShardGradOp}) or NO_SHARD",
-			p.ShardingStrategy, t.acc.NumProcesses())
+	switch p.ShardingStrategy {
+	case fsdp.ShardGradOp:
+	case fsdp.FullShard, fsdp.HybridShard:
+		// FSDP gathers one unit's parameters at a time while it runs; a
+		// GoMLX model steps as one XLA graph that reads every parameter,
+		// so gathering them per step would hold them all anyway.
+		return false, fmt.Errorf("gomlx: NewTrainer: FSDP's %v is not available for GoMLX models: it saves memory by gathering one unit's "+
+			"parameters at a time while it runs, and a GoMLX model trains as one XLA graph that reads all of them at once; use SHARD_GRAD_OP "+
+			"(each process keeps 1/%d of the float32 masters and of the optimizer state: FSDP_SHARDING_STRATEGY=SHARD_GRAD_OP, or "+
+			"fsdp.Plugin{ShardingStrategy: fsdp.ShardGradOp}) or NO_SHARD", p.ShardingStrategy, t.acc.NumProcesses())
+	default:
+		return false, fmt.Errorf("gomlx: NewTrainer: FSDP's %v (sharding within each node, replicas across nodes) is not available for GoMLX models yet: "+
+			"use SHARD_GRAD_OP (across every process) or NO_SHARD", p.ShardingStrategy)
 	}
 	if t.scaler != nil {
 		return false, errors.New("gomlx: NewTrainer: fp16's loss scaler with FSDP's sharded optimizer is not available yet: use mixed precision \"bf16\" or \"no\"")
