@@ -14,6 +14,9 @@ go run ./bench/allreduce -np 2,4 -min 4KiB -max 256MiB
 echo "== ZeRO stage 2 (sharded Adam state, reduce-scattered gradients) vs DDP: step time and Adam's state per rank =="
 go run ./bench/zero -np 2,4
 
+echo "== FSDP SHARD_GRAD_OP vs DDP for a GoMLX model, processes from goaccel's launcher: step time, state per process, peak RSS =="
+go run ./bench/fsdp -np 2,4 -rounds 3
+
 echo "== TensorBoard writer vs Python's tensorboardX =="
 bash bench/tensorboard_vs_python.sh
 

@@ -65,6 +65,12 @@
 //   - ACCELERATE_DEBUG_MODE: every 50 steps (WithDivergenceCheck) each
 //     process compares a checksum of every master with process 0's; a
 //     difference is an error naming the process and the variable.
+//   - FSDP (accelerate/fsdp: WithFSDPPlugin or ACCELERATE_USE_FSDP):
+//     SHARD_GRAD_OP shards the float32 masters and the optimizer state
+//     (see shard.go: reduce-scatter, an update of this process's share,
+//     all-gather); SaveState gathers the whole state, LoadState takes this
+//     process's share of it, on any number of processes. NO_SHARD is DDP;
+//     FULL_SHARD and the hybrid strategies are refused, saying why.
 //
 // # Transformers
 //
