@@ -48,10 +48,6 @@ type AdamWOptimizer struct {
 	lr, beta1, beta2, eps, wd float64
 	decay                     Decay
 	err                       error
-	// wholeOf names the whole variable a sharded Trainer's master is a
-	// range of (shard.go), so that Decay sees the variable's own name
-	// and shape.
-	wholeOf func(*context.Variable) (name string, dims []int, ok bool)
 }
 
 // AdamW returns torch.optim.AdamW's defaults: learning rate 1e-3, betas
@@ -170,10 +166,8 @@ func (o *AdamWOptimizer) UpdateGraphWithGradients(ctx *context.Context, grads []
 		mVar.SetValueGraph(m)
 		vVar.SetValueGraph(sq)
 		name, dims := v.ScopeAndName(), v.Shape().Dimensions
-		if o.wholeOf != nil {
-			if n, d, ok := o.wholeOf(v); ok {
-				name, dims = n, d
-			}
+		if n, d, ok := wholeOf(ctx, v); ok { // a sharded Trainer's range of a variable (shard.go)
+			name, dims = n, d
 		}
 		if o.Decayed(name, dims) {
 			p = Mul(p, OneMinus(Mul(lr, Scalar(g, dtype, o.wd))))

@@ -85,7 +85,13 @@ func workerMain(mode string) error {
 		opt = AdamW().LearningRate(0.01).WeightDecay(0.1, DecayMatrices)
 		opts = append(opts, WithClipGradNorm(0.5, 2))
 	}
-	tr, err := NewTrainer(acc, pureGoBackend(), ctx, toyModel, toyLoss, opt, nil, nil, opts...)
+	backend := pureGoBackend()
+	if os.Getenv("GOACCEL_GOMLX_TEST_XLA") != "" {
+		if backend, err = AcceleratorBackend(acc); err != nil {
+			return err
+		}
+	}
+	tr, err := NewTrainer(acc, backend, ctx, toyModel, toyLoss, opt, nil, nil, opts...)
 	if err != nil && mode == "refused" {
 		res.Err = err.Error()
 		b, _ := json.Marshal(res)

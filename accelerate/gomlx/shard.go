@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -108,24 +110,48 @@ func (t *Trainer) buildShards(params []*param, masters *context.Context) (*shard
 			s := segment{p: p, from: from - at, to: to - at, at: from - lo}
 			s.master = masters.Checked(false).InAbsPath(p.v.Scope()).VariableWithValue(fmt.Sprintf("%s[%d:%d]", p.v.Name(), s.from, s.to),
 				tensors.FromFlatDataAndDimensions(append([]float32(nil), p.host[s.from:s.to]...), s.to-s.from))
+			setWholeOf(masters, s)
 			l.segs = append(l.segs, s)
 		}
 		at += n
 	}
-	if a, ok := t.opt.(*AdamWOptimizer); ok {
-		names := map[*context.Variable]*param{}
-		for _, s := range l.segs {
-			names[s.master] = s.p
-		}
-		a.wholeOf = func(v *context.Variable) (string, []int, bool) {
-			p, ok := names[v]
-			if !ok {
-				return "", nil, false
-			}
-			return p.name, p.shape, true
-		}
-	}
 	return l, nil
+}
+
+// wholeParam is the masters' context's hyperparameter, in a share
+// master's scope, that names the whole variable the master is a range of
+// and its dimensions ("/model/dense/weights|64,512"): AdamW's weight-decay
+// rule decides by them. (A hyperparameter, not a field of the optimizer:
+// a notebook's cells may see this package's types as another copy's.)
+const wholeParam = "goaccel_whole_of_"
+
+func setWholeOf(masters *context.Context, s segment) {
+	dims := make([]string, len(s.p.shape))
+	for i, d := range s.p.shape {
+		dims[i] = strconv.Itoa(d)
+	}
+	masters.InAbsPath(s.p.v.Scope()).SetParam(wholeParam+s.master.Name(), s.p.name+"|"+strings.Join(dims, ","))
+}
+
+// wholeOf is the whole variable a share master v of ctx is a range of.
+func wholeOf(ctx *context.Context, v *context.Variable) (name string, dims []int, ok bool) {
+	x, found := ctx.InAbsPath(v.Scope()).GetParam(wholeParam + v.Name())
+	s, isString := x.(string)
+	if !found || !isString {
+		return "", nil, false
+	}
+	name, list, _ := strings.Cut(s, "|")
+	for _, f := range strings.Split(list, ",") {
+		if f == "" {
+			continue
+		}
+		d, err := strconv.Atoi(f)
+		if err != nil {
+			return "", nil, false
+		}
+		dims = append(dims, d)
+	}
+	return name, dims, true
 }
 
 // loadShards writes the share's masters from the parameters' host values
