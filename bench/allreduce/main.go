@@ -167,17 +167,20 @@ func main() {
 		}
 		fmt.Println()
 	}
-	fmt.Printf("\nreduce-scatter + all-gather of the same float32 buffer (sharded training's two halves), beside all-reduce\n")
+	fmt.Printf("\nreduce-scatter + all-gather of the same float32 buffer (sharded training's two halves), beside all-reduce;\n" +
+		"of bound: the ring algorithms' bound (each rank sends 2(n-1)/n of the buffer at the raw copy's rate) over the time taken\n")
 	fmt.Printf("%-10s", "size")
 	for _, n := range worlds {
-		fmt.Printf(" %14s %9s", fmt.Sprintf("np=%d RS+AG", n), "vs AR")
+		fmt.Printf(" %14s %9s %9s %9s", fmt.Sprintf("np=%d RS+AG", n), "vs AR", "AR bound", "RS+AG bnd")
 	}
 	fmt.Println()
 	for _, s := range sizes {
 		fmt.Printf("%-10s", fmtSize(s))
+		rbw := float64(s) / raw[s].Sec
 		for _, n := range worlds {
 			bw := float64(s) / sh[n][s].Sec
-			fmt.Printf(" %14s %9.2f", fmtBW(bw), bw/(float64(s)/ar[n][s].Sec))
+			bound := 2 * float64(n-1) / float64(n) * float64(s) / rbw // seconds, for AR and for RS+AG alike
+			fmt.Printf(" %14s %9.2f %9.2f %9.2f", fmtBW(bw), bw/(float64(s)/ar[n][s].Sec), bound/ar[n][s].Sec, bound/sh[n][s].Sec)
 		}
 		fmt.Println()
 	}
