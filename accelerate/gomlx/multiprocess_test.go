@@ -86,7 +86,7 @@ func workerMain(mode string) error {
 		opts = append(opts, WithClipGradNorm(0.5, 2))
 	}
 	backend := pureGoBackend()
-	if os.Getenv("GOACCEL_GOMLX_TEST_XLA") != "" {
+	if os.Getenv("GOACCEL_GOMLX_TEST_XLA") != "" { // by hand: the same tests on XLA's CPU backend
 		if backend, err = AcceleratorBackend(acc); err != nil {
 			return err
 		}
