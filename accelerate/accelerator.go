@@ -73,11 +73,16 @@ func NewAccelerator(opts ...Option) (*Accelerator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if env, err := readEnv(c.lookupEnv); err == nil && plugin != nil {
+		if err := plugin.Check(env.worldSize, env.numNodes()); err != nil {
+			return nil, fmt.Errorf("accelerate: %w", err)
+		}
+	}
 	st, err := acquireState(c)
 	if err != nil {
 		return nil, err
 	}
-	if plugin != nil {
+	if plugin != nil { // again: an InitProcessGroupKwargs init_method may complete the environment
 		if err := plugin.Check(st.env.worldSize, st.env.numNodes()); err != nil {
 			return nil, fmt.Errorf("accelerate: %w", err)
 		}

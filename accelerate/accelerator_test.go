@@ -459,4 +459,7 @@ func TestFSDPPlugin(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "HYBRID_SHARD shards inside each node") {
 		t.Errorf("HYBRID_SHARD on one node: %v", err)
 	}
+	if StateInitialized() {
+		t.Error("HYBRID_SHARD on one node left state behind (the kernel would refuse to launch)")
+	}
 }
