@@ -148,16 +148,12 @@ func (a *Accelerator) readState(dir string) (*loaded, error) {
 		d := m.wrapped()
 		if d == nil {
 			// Not built yet: its tensors wait for Build, which checks them.
-			b, err := man.ReadFile(dir, modelFile(i))
+			ts, err := man.ReadTensors(dir, numbered("model", i, ""), man.Models[i].Shards)
 			if err != nil {
-				return nil, fmt.Errorf("accelerate: LoadState: %w", err)
-			}
-			f, err := safetensors.Decode(b)
-			if err != nil {
-				return fail("%s: %v", modelFile(i), err)
+				return fail("model %d: %v", i, err)
 			}
 			by := map[string]safetensors.Tensor{}
-			for _, t := range f.Tensors {
+			for _, t := range ts {
 				by[t.Name] = t
 			}
 			l.models, l.views, l.later = append(l.models, by), append(l.views, nil), append(l.later, m.later)
@@ -170,15 +166,11 @@ func (a *Accelerator) readState(dir string) (*loaded, error) {
 		if cm := man.Models[i]; cm.DType != string(v.dtype) {
 			return fail("model %d has %s parameters in the checkpoint, %s in this run", i, cm.DType, v.dtype)
 		}
-		b, err := man.ReadFile(dir, modelFile(i))
+		ts, err := man.ReadTensors(dir, numbered("model", i, ""), man.Models[i].Shards)
 		if err != nil {
-			return nil, fmt.Errorf("accelerate: LoadState: %w", err)
+			return fail("model %d: %v", i, err)
 		}
-		f, err := safetensors.Decode(b)
-		if err != nil {
-			return fail("%s: %v", modelFile(i), err)
-		}
-		by, err := v.check(f.Tensors, true)
+		by, err := v.check(ts, true)
 		if err != nil {
 			return fail("model %d: %v", i, err)
 		}
@@ -188,18 +180,21 @@ func (a *Accelerator) readState(dir string) (*loaded, error) {
 		if got := fmt.Sprintf("%T", o); got != man.Optimizers[i] {
 			return fail("optimizer %d is a %s in the checkpoint, a %s in this run", i, man.Optimizers[i], got)
 		}
+		shards := 0
+		if i < len(man.OptimizerShards) {
+			shards = man.OptimizerShards[i]
+		}
 		if _, ok := o.(TensorState); ok {
-			b, err := man.ReadFile(dir, optimizerTensorsFile(i))
+			ts, err := man.ReadTensors(dir, numbered("optimizer", i, ""), shards)
 			if err != nil {
-				return nil, fmt.Errorf("accelerate: LoadState: %w", err)
-			}
-			f, err := safetensors.Decode(b)
-			if err != nil {
-				return fail("%s: %v", optimizerTensorsFile(i), err)
+				return fail("optimizer %d: %v", i, err)
 			}
 			l.opts = append(l.opts, nil)
-			l.optTensors = append(l.optTensors, f.Tensors)
+			l.optTensors = append(l.optTensors, ts)
 			continue
+		}
+		if shards > 0 {
+			return fail("optimizer %d's state is in shards, which only an optimizer with tensor state (accelerate.TensorState) can load", i)
 		}
 		if _, ok := o.(encoding.BinaryUnmarshaler); !ok {
 			return fail("optimizer %d (%T) cannot be restored: it has no UnmarshalBinary", i, o)

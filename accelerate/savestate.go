@@ -46,6 +46,25 @@ type CollectiveTensorState interface {
 	CollectiveState() bool
 }
 
+// ShardedState is implemented by a model or an optimizer whose state each
+// process holds a share of (FSDP with SHARDED_STATE_DICT): when
+// ShardedState is true, SaveState has every process write its share
+// (ShardTensors: ranges of whole tensors named "name[from:to]", with the
+// whole shapes, and on process 0 the tensors not cut in ranges) instead of
+// process 0 writing the whole state, and LoadState joins every process's
+// share into whole tensors again (package checkpoint's shard files), for
+// any number of processes now. `goaccel merge-weights` joins a model's.
+type ShardedState interface {
+	ShardedState() bool
+	ShardTensors() (tensors []safetensors.Tensor, shapes map[string][]int, err error)
+}
+
+// shardedState reports whether x saves as shards.
+func shardedState(x any) (ShardedState, bool) {
+	s, ok := x.(ShardedState)
+	return s, ok && s.ShardedState()
+}
+
 func customFile(i int) string    { return "custom_checkpoint_" + strconv.Itoa(i) + ".bin" }
 func randomFile(rank int) string { return "random_states_" + strconv.Itoa(rank) + ".json" }
 
@@ -298,6 +317,18 @@ func (a *Accelerator) writeState(staging string) (map[string]checkpoint.FileInfo
 		Scaler: a.scaler != nil, Files: map[string]checkpoint.FileInfo{}}
 	a.train.mu.Unlock()
 
+	putShards := func(base string, s ShardedState) error {
+		ts, shapes, err := s.ShardTensors()
+		if err != nil {
+			return err
+		}
+		md, err := checkpoint.ShapesMetadata(shapes)
+		if err != nil {
+			return err
+		}
+		md["format"] = "pt"
+		return put(checkpoint.ShardFile(base, rank, man.WorldSize), func(w io.Writer) error { return safetensors.Encode(w, ts, md) })
+	}
 	for i, m := range models {
 		d := m.wrapped()
 		if d == nil {
@@ -307,7 +338,16 @@ func (a *Accelerator) writeState(staging string) (map[string]checkpoint.FileInfo
 		if err != nil {
 			return nil, nil, fmt.Errorf("accelerate: SaveState: model %d: %w", i, err)
 		}
-		man.Models = append(man.Models, checkpoint.Model{DType: string(v.dtype), Names: v.names, Shapes: v.shapes})
+		cm := checkpoint.Model{DType: string(v.dtype), Names: v.names, Shapes: v.shapes}
+		if s, ok := shardedState(d.Module()); ok {
+			cm.Shards = man.WorldSize
+			man.Models = append(man.Models, cm)
+			if err := putShards(numbered("model", i, ""), s); err != nil {
+				return nil, nil, fmt.Errorf("accelerate: SaveState: model %d: %w", i, err)
+			}
+			continue
+		}
+		man.Models = append(man.Models, cm)
 		if rank == 0 {
 			ts := v.tensors()
 			if err := put(modelFile(i), func(w io.Writer) error { return safetensors.Encode(w, ts, map[string]string{"format": "pt"}) }); err != nil {
@@ -317,6 +357,16 @@ func (a *Accelerator) writeState(staging string) (map[string]checkpoint.FileInfo
 	}
 	for i, o := range opts {
 		man.Optimizers = append(man.Optimizers, fmt.Sprintf("%T", o))
+		if s, ok := shardedState(o); ok {
+			if man.OptimizerShards == nil {
+				man.OptimizerShards = make([]int, len(opts))
+			}
+			man.OptimizerShards[i] = man.WorldSize
+			if err := putShards(numbered("optimizer", i, ""), s); err != nil {
+				return nil, nil, fmt.Errorf("accelerate: SaveState: optimizer %d (%T): %w", i, o, err)
+			}
+			continue
+		}
 		if ts, ok := o.(TensorState); ok {
 			c, ok := ts.(CollectiveTensorState)
 			collective := ok && c.CollectiveState()

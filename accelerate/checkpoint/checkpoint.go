@@ -59,19 +59,23 @@ type Model struct {
 	DType  string   `json:"dtype"` // "F64" or "F32"
 	Names  []string `json:"names"`
 	Shapes [][]int  `json:"shapes"`
+	Shards int      `json:"shards,omitempty"` // > 0: every process wrote its share (shards.go)
 }
 
 // Manifest describes a complete checkpoint.
 type Manifest struct {
-	Format     int                 `json:"format"`
-	WorldSize  int                 `json:"world_size"`
-	Iteration  int                 `json:"iteration"` // the save iteration (automatic naming)
-	Step       int                 `json:"step"`      // Accelerator.Step when saved
-	Models     []Model             `json:"models"`
-	Optimizers []string            `json:"optimizers"` // Go types
-	Custom     []string            `json:"custom"`     // Go types of the registered objects
-	Scaler     bool                `json:"scaler"`
-	Files      map[string]FileInfo `json:"files"`
+	Format     int      `json:"format"`
+	WorldSize  int      `json:"world_size"`
+	Iteration  int      `json:"iteration"` // the save iteration (automatic naming)
+	Step       int      `json:"step"`      // Accelerator.Step when saved
+	Models     []Model  `json:"models"`
+	Optimizers []string `json:"optimizers"` // Go types
+	// OptimizerShards[i] > 0: every process wrote its share of optimizer
+	// i's state (shards.go).
+	OptimizerShards []int               `json:"optimizer_shards,omitempty"`
+	Custom          []string            `json:"custom"` // Go types of the registered objects
+	Scaler          bool                `json:"scaler"`
+	Files           map[string]FileInfo `json:"files"`
 }
 
 // StagingDir is the hidden directory a checkpoint to be named final is

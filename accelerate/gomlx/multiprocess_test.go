@@ -19,6 +19,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/goaccel/goaccel/accelerate"
+	"github.com/goaccel/goaccel/accelerate/checkpoint"
 	"github.com/goaccel/goaccel/accelerate/pg"
 	"github.com/goaccel/goaccel/accelerate/safetensors"
 )
@@ -437,29 +438,63 @@ func TestShardGradOpFollowsDDP(t *testing.T) {
 	}
 }
 
-// A SHARD_GRAD_OP checkpoint holds the whole optimizer state (each
-// variable of a parameter's moments joined from every process's share,
-// named as DDP names it), so it resumes: on the same 2 processes to the
-// bit, re-sharded on 4 processes and without FSDP within the rounding of
-// a different reduction order.
+// A SHARD_GRAD_OP checkpoint resumes: on the same 2 processes to the bit,
+// re-sharded on 4 processes and without FSDP within the rounding of a
+// different reduction order. With FULL_STATE_DICT it holds the whole
+// optimizer state (each variable of a parameter's moments joined from every
+// process's share, named as DDP names it); with SHARDED_STATE_DICT each
+// process writes its share of the masters and of the optimizer state, and
+// loading joins them.
 func TestShardedCheckpointResumes(t *testing.T) {
+	for _, dict := range []string{"FULL_STATE_DICT", "SHARDED_STATE_DICT"} {
+		t.Run(dict, func(t *testing.T) { testShardedResume(t, dict) })
+	}
+}
+
+func testShardedResume(t *testing.T, dict string) {
 	const steps, saveAt = 12, 6
 	ckpt := filepath.Join(t.TempDir(), "ckpt")
-	fsdpEnv := []string{"ACCELERATE_USE_FSDP=true", "FSDP_SHARDING_STRATEGY=SHARD_GRAD_OP"}
+	fsdpEnv := []string{"ACCELERATE_USE_FSDP=true", "FSDP_SHARDING_STRATEGY=SHARD_GRAD_OP", "FSDP_STATE_DICT_TYPE=" + dict}
 	common := []string{envAdamW + "=1", envSteps + "=" + strconv.Itoa(steps), envCkpt + "=" + ckpt}
 	full := launch(t, 2, "train", append(append(common, fsdpEnv...), envSaveAt+"="+strconv.Itoa(saveAt))...)
-	f, err := safetensors.ReadFile(filepath.Join(ckpt, "optimizer.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	const moment = "/adamw/model/hidden/dense/weights_exp_avg"
-	m, ok := f.Tensor(moment)
-	if !ok || fmt.Sprint(m.Shape) != fmt.Sprint([]int{features, 16}) {
-		names := []string{}
-		for _, x := range f.Tensors {
-			names = append(names, x.Name)
+	if dict == "FULL_STATE_DICT" {
+		f, err := safetensors.ReadFile(filepath.Join(ckpt, "optimizer.safetensors"))
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Fatalf("the checkpoint lacks the whole %s (%v): %v", moment, m.Shape, names)
+		m, ok := f.Tensor(moment)
+		if !ok || fmt.Sprint(m.Shape) != fmt.Sprint([]int{features, 16}) {
+			names := []string{}
+			for _, x := range f.Tensors {
+				names = append(names, x.Name)
+			}
+			t.Fatalf("the checkpoint lacks the whole %s (%v): %v", moment, m.Shape, names)
+		}
+	} else {
+		for _, base := range []string{"model", "optimizer"} {
+			for r := 0; r < 2; r++ {
+				if _, err := os.Stat(filepath.Join(ckpt, checkpoint.ShardFile(base, r, 2))); err != nil {
+					t.Errorf("no shard of process %d: %v", r, err)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(ckpt, base+".safetensors")); err == nil {
+				t.Errorf("a sharded state dict also wrote the whole %s.safetensors", base)
+			}
+		}
+		f, err := safetensors.ReadFile(filepath.Join(ckpt, checkpoint.ShardFile("optimizer", 1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var share int
+		for _, x := range f.Tensors {
+			if strings.HasPrefix(x.Name, "/adamw/model/") {
+				share += x.Shape[0]
+			}
+		}
+		if share == 0 || share > 2*(features*16+16+16*classes+classes) {
+			t.Errorf("process 1's shard holds %d moment values", share)
+		}
 	}
 	for _, c := range []struct {
 		name string

@@ -65,7 +65,7 @@ func (o *optimizerState) StateTensors() ([]safetensors.Tensor, error) {
 
 // CollectiveState implements accelerate.CollectiveTensorState: a sharded
 // Trainer's state is gathered from every process.
-func (o *optimizerState) CollectiveState() bool { return o.t.sharded }
+func (o *optimizerState) CollectiveState() bool { return o.t.sharded && !o.t.shardedStateDict() }
 
 // modelStateTensors are the model context's own non-trainable variables,
 // prefixed.

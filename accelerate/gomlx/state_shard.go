@@ -13,6 +13,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 
+	"github.com/goaccel/goaccel/accelerate/checkpoint"
+	"github.com/goaccel/goaccel/accelerate/fsdp"
 	"github.com/goaccel/goaccel/accelerate/safetensors"
 )
 
@@ -53,44 +55,61 @@ func scopeEndsWith(scope, suffix string) bool {
 	return x == "" || strings.HasSuffix(s, x)
 }
 
-// shardedStateTensors is StateTensors of a sharded Trainer: a collective
-// (every process calls it) whose tensors process 0 alone returns.
-func (t *Trainer) shardedStateTensors() ([]safetensors.Tensor, error) {
+// localState is this process's optimizer state: its share of every
+// per-value variable, and (on process 0) the variables that are not per
+// value (step counts: the same on every process).
+func (t *Trainer) localState() (l *shardLayout, params []*param, mine []statePiece, plain []safetensors.Tensor, err error) {
 	t.mu.Lock()
 	l, masters, params := t.shard, t.masters, t.params
 	t.mu.Unlock()
 	if l == nil {
-		return nil, errors.New("gomlx: saving the optimizer state before the first training step: there is none yet")
+		return nil, nil, nil, nil, errors.New("gomlx: saving the optimizer state before the first training step: there is none yet")
 	}
 	index := map[*param]int{}
 	for i, p := range params {
 		index[p] = i
 	}
-	var mine []statePiece
-	var plain []safetensors.Tensor
 	for v := range masters.IterVariables() {
 		if v.Trainable || !v.HasValue() || v.Name() == optimizers.ParamLearningRate {
 			continue
 		}
 		val, err := v.Value()
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, nil, err
 		}
 		if s, whole, ok := l.segmentOf(v.Scope(), v.Name(), v.Shape().Size()); ok {
 			if v.DType() != dtypes.Float32 {
-				return nil, fmt.Errorf("gomlx: the optimizer's %s is %s: a sharded optimizer's state must be float32", v.ScopeAndName(), v.DType())
+				return nil, nil, nil, nil, fmt.Errorf("gomlx: the optimizer's %s is %s: a sharded optimizer's state must be float32", v.ScopeAndName(), v.DType())
 			}
 			mine = append(mine, statePiece{Scope: v.Scope(), Name: whole, Param: index[s.p], From: s.from, To: s.to,
 				Data: tensors.MustCopyFlatData[float32](val)})
 			continue
 		}
-		if l.rank == 0 { // not per value (step counts): the same on every process
+		if l.rank == 0 {
 			st, err := toSafetensor(v.ScopeAndName(), val)
 			if err != nil {
-				return nil, err
+				return nil, nil, nil, nil, err
 			}
 			plain = append(plain, st)
 		}
+	}
+	return l, params, mine, plain, nil
+}
+
+// key is the whole variable's scope and name.
+func (pc statePiece) key() string {
+	if pc.Scope == context.RootScope {
+		return context.RootScope + pc.Name
+	}
+	return pc.Scope + context.ScopeSeparator + pc.Name
+}
+
+// shardedStateTensors is StateTensors of a sharded Trainer: a collective
+// (every process calls it) whose tensors process 0 alone returns.
+func (t *Trainer) shardedStateTensors() ([]safetensors.Tensor, error) {
+	l, params, mine, plain, err := t.localState()
+	if err != nil {
+		return nil, err
 	}
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(mine); err != nil {
@@ -115,10 +134,7 @@ func (t *Trainer) shardedStateTensors() ([]safetensors.Tensor, error) {
 			return nil, fmt.Errorf("gomlx: process %d's optimizer state: %w", r, err)
 		}
 		for _, pc := range pieces {
-			key := pc.Scope + context.ScopeSeparator + pc.Name
-			if pc.Scope == context.RootScope {
-				key = context.RootScope + pc.Name
-			}
+			key := pc.key()
 			w := joined[key]
 			if w == nil {
 				p := params[pc.Param]
@@ -207,4 +223,60 @@ func (t *Trainer) paramOfState(scope, name string, size int) *param {
 		}
 	}
 	return best
+}
+
+// shardedStateDict reports whether checkpoints hold each process's share
+// (FSDP's SHARDED_STATE_DICT) rather than the whole state.
+func (t *Trainer) shardedStateDict() bool {
+	p := t.acc.FSDPPlugin()
+	return t.sharded && p != nil && p.StateDictType == fsdp.ShardedStateDict
+}
+
+// ShardedState implements accelerate.ShardedState: with SHARDED_STATE_DICT
+// each process writes its share of the optimizer state.
+func (o *optimizerState) ShardedState() bool { return o.t.shardedStateDict() }
+
+// ShardTensors implements accelerate.ShardedState.
+func (o *optimizerState) ShardTensors() ([]safetensors.Tensor, map[string][]int, error) {
+	t := o.t
+	l, params, mine, out, err := t.localState()
+	if err != nil {
+		return nil, nil, err
+	}
+	shapes := map[string][]int{}
+	for _, pc := range mine {
+		p := params[pc.Param]
+		shapes[pc.key()] = p.shape
+		out = append(out, safetensors.FromFloat32s(checkpoint.RangeName(pc.key(), pc.From, pc.To), []int{pc.To - pc.From}, pc.Data))
+	}
+	if l.rank == 0 {
+		own, err := t.modelStateTensors()
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, own...)
+	}
+	return out, shapes, nil
+}
+
+// ShardedState implements accelerate.ShardedState: with SHARDED_STATE_DICT
+// each process writes its share of the masters.
+func (m *modelView) ShardedState() bool { return m.t.shardedStateDict() }
+
+// ShardTensors implements accelerate.ShardedState: this process's ranges of
+// the float32 masters.
+func (m *modelView) ShardTensors() ([]safetensors.Tensor, map[string][]int, error) {
+	t := m.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.shard == nil {
+		return nil, nil, errors.New("gomlx: the model is not built")
+	}
+	var out []safetensors.Tensor
+	shapes := map[string][]int{}
+	for _, s := range t.shard.segs {
+		shapes[s.p.name] = s.p.shape
+		out = append(out, safetensors.FromFloat32s(checkpoint.RangeName(s.p.name, s.from, s.to), []int{s.to - s.from}, s.p.host[s.from:s.to]))
+	}
+	return out, shapes, nil
 }

@@ -42,10 +42,12 @@ Usage:
                [--node-rank R] [--nproc-per-node P] [--rdzv-conf KEY=VALUE]... [--host ADDR]
   goaccel launch [--num_processes N] [--cpu] [--mixed_precision MODE] [--num_machines M --machine_rank R
                --main_process_ip ADDR --main_process_port PORT] [--rdzv_backend B] [--max_restarts K]
+               [--use_fsdp --fsdp_sharding_strategy S --fsdp_state_dict_type T ...]
                [--config_file FILE] PROGRAM [ARGS...]
   goaccel config [--config_file FILE] [--num_processes N] [--cpu] [--mixed_precision MODE] ...
   goaccel env [--config_file FILE]
   goaccel export NOTEBOOK.ipynb [-o DIR] [--module PATH] [--no-build]
+  goaccel merge-weights CHECKPOINT OUTPUT [--remove_checkpoint_dir]
   goaccel version
 `
 
@@ -74,6 +76,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runEnv(args[1:], stdout, stderr)
 	case "export":
 		err = runExport(args[1:], stdout, stderr)
+	case "merge-weights":
+		err = runMergeWeights(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "goaccel", versionString())
 	case "help", "-h", "--help":
