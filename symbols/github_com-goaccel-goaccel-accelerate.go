@@ -64,6 +64,7 @@ func init() {
 		"ProjectConfiguration":  reflect.ValueOf((*accelerate.ProjectConfiguration)(nil)),
 		"Reloadable":            reflect.ValueOf((*accelerate.Reloadable)(nil)),
 		"Shardable":             reflect.ValueOf((*accelerate.Shardable)(nil)),
+		"ShardedState":          reflect.ValueOf((*accelerate.ShardedState)(nil)),
 		"TensorState":           reflect.ValueOf((*accelerate.TensorState)(nil)),
 
 		// interface wrapper definitions
@@ -71,6 +72,7 @@ func init() {
 		"_Named":                 reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_Named)(nil)),
 		"_Reloadable":            reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_Reloadable)(nil)),
 		"_Shardable":             reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_Shardable)(nil)),
+		"_ShardedState":          reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_ShardedState)(nil)),
 		"_TensorState":           reflect.ValueOf((*_github_com_goaccel_goaccel_accelerate_TensorState)(nil)),
 	}
 }
@@ -121,6 +123,20 @@ type _github_com_goaccel_goaccel_accelerate_Shardable struct {
 
 func (W _github_com_goaccel_goaccel_accelerate_Shardable) Shard(numProcesses int, processIndex int) (any, error) {
 	return W.WShard(numProcesses, processIndex)
+}
+
+// _github_com_goaccel_goaccel_accelerate_ShardedState is an interface wrapper for ShardedState type
+type _github_com_goaccel_goaccel_accelerate_ShardedState struct {
+	IValue        interface{}
+	WShardTensors func() (tensors []safetensors.Tensor, shapes map[string][]int, err error)
+	WShardedState func() bool
+}
+
+func (W _github_com_goaccel_goaccel_accelerate_ShardedState) ShardTensors() (tensors []safetensors.Tensor, shapes map[string][]int, err error) {
+	return W.WShardTensors()
+}
+func (W _github_com_goaccel_goaccel_accelerate_ShardedState) ShardedState() bool {
+	return W.WShardedState()
 }
 
 // _github_com_goaccel_goaccel_accelerate_TensorState is an interface wrapper for TensorState type

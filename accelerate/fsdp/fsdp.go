@@ -192,7 +192,11 @@ func (p Plugin) Resolve(lookup func(string) (string, bool)) (Plugin, error) {
 		return p, fmt.Errorf("fsdp: %v is not a sharding strategy: choose between %s", p.ShardingStrategy, strings.Join(strategyNames, ", "))
 	}
 	if p.Version == 2 {
-		if p.ShardingStrategy != 0 {
+		// A resolved plugin (ShardingStrategy derived from
+		// ReshardAfterForward) resolves to itself.
+		resolved := p.ReshardAfterForward != nil &&
+			p.ShardingStrategy == map[bool]ShardingStrategy{true: FullShard, false: ShardGradOp}[*p.ReshardAfterForward]
+		if p.ShardingStrategy != 0 && !resolved {
 			return p, fmt.Errorf("fsdp: FSDP version 2 has no sharding strategy (%v): set ReshardAfterForward (true: FULL_SHARD, false: SHARD_GRAD_OP)", p.ShardingStrategy)
 		}
 		if p.ReshardAfterForward == nil {

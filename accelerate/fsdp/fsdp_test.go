@@ -50,6 +50,10 @@ func TestEnvironmentFillsUnsetFields(t *testing.T) {
 	if err != nil || p.ShardingStrategy != ShardGradOp {
 		t.Errorf("FSDP2 reshard false: %v, %v", p, err)
 	}
+	// A resolved plugin resolves to itself.
+	if again, err := p.Resolve(env(nil)); err != nil || again.String() != p.String() {
+		t.Errorf("resolving %v again: %v, %v", p, again, err)
+	}
 	// The environment round-trips.
 	back, err := Plugin{}.Resolve(env(p.Env()))
 	if err != nil || back.String() != p.String() {
