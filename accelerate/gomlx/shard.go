@@ -182,7 +182,10 @@ func (t *Trainer) afterShardedStep() error {
 		return err
 	}, func() error {
 		clear(l.flat[l.total:])
-		return t.acc.Group().ReduceScatterFloat32(ctx, l.grad, l.flat, pg.Mean)
+		// In place: the flat gradients are scratch once reduced.
+		share, err := t.acc.Group().ReduceScatterInPlaceFloat32(ctx, l.flat, pg.Mean)
+		copy(l.grad, share)
+		return err
 	})
 	t.mu.Lock()
 	t.stats.MicroSteps++

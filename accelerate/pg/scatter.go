@@ -22,6 +22,20 @@ func (g *Group) ReduceScatterFloat32(ctx context.Context, out, in []float32, op 
 	return reduceScatter(ctx, g, out, in, op)
 }
 
+// ReduceScatterInPlaceFloat32 is ReduceScatterFloat32 on buf's own memory:
+// buf (Size() chunks) is the ring's work buffer, so no copy of it is made,
+// and its contents are undefined afterwards but for this rank's chunk,
+// which holds the share (returned). For a buffer that is scratch after the
+// reduction, such as sharded training's flat gradients.
+func (g *Group) ReduceScatterInPlaceFloat32(ctx context.Context, buf []float32, op ReduceOp) ([]float32, error) {
+	if g.size < 1 || len(buf)%g.size != 0 {
+		return nil, fmt.Errorf("pg: reduce_scatter: %d elements do not divide into %d equal chunks", len(buf), g.size)
+	}
+	m := len(buf) / g.size
+	share := buf[g.rank*m : (g.rank+1)*m]
+	return share, reduceScatterInto(ctx, g, share, buf, op, true)
+}
+
 // ReduceScatterFloat64 is ReduceScatterFloat32 for float64.
 func (g *Group) ReduceScatterFloat64(ctx context.Context, out, in []float64, op ReduceOp) error {
 	return reduceScatter(ctx, g, out, in, op)
@@ -70,6 +84,12 @@ func (g *Group) checkShards(what string, whole, share int) error {
 }
 
 func reduceScatter[T float](ctx context.Context, g *Group, out, in []T, op ReduceOp) error {
+	return reduceScatterInto(ctx, g, out, in, op, false)
+}
+
+// reduceScatterInto is reduceScatter; inPlace lets the ring fold in in
+// itself (out is then in's chunk of this rank).
+func reduceScatterInto[T float](ctx context.Context, g *Group, out, in []T, op ReduceOp, inPlace bool) error {
 	if !op.valid() {
 		return fmt.Errorf("pg: invalid reduce op %v", op)
 	}
@@ -101,8 +121,11 @@ func reduceScatter[T float](ctx context.Context, g *Group, out, in []T, op Reduc
 			copy(out, acc)
 			return nil
 		}
-		work := shardWork[T](g, len(in))
-		copy(work, in)
+		work := in
+		if !inPlace {
+			work = shardWork[T](g, len(in))
+			copy(work, in)
+		}
 		if err := ringReduceShifted(o, work, op, ringPlan{reduceScatter: true, shift: -1}); err != nil {
 			return err
 		}

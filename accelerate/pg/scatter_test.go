@@ -62,6 +62,19 @@ func TestReduceScatterAndAllGather(t *testing.T) {
 								return fmt.Errorf("in[%d] changed", i)
 							}
 						}
+						// In place: the same share, in the buffer's own chunk.
+						got, err := g.ReduceScatterInPlaceFloat32(ctx, in32, op)
+						if err != nil {
+							return err
+						}
+						if len(got) != share || (share > 0 && &got[0] != &in32[r*share]) {
+							return fmt.Errorf("in place: a share of %d elements, not this rank's chunk of the buffer", len(got))
+						}
+						for i := range got {
+							if got[i] != out32[r][i] {
+								return fmt.Errorf("in place: share[%d] = %v, the copying one gives %v", i, got[i], out32[r][i])
+							}
+						}
 						return nil
 					}))
 					for r := 0; r < world; r++ {
