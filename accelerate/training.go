@@ -111,12 +111,7 @@ func (a *Accelerator) Accumulate(model any, fn func() error) error {
 	if fn == nil {
 		return errors.New("accelerate: Accumulate: nil function")
 	}
-	a.train.mu.Lock()
-	a.train.step++
-	sync := a.train.step%a.train.accSteps == 0
-	a.train.syncGradients = sync
-	a.train.mu.Unlock()
-	if !sync {
+	if !a.train.nextMicroStep() {
 		return d.NoSync(fn)
 	}
 	before := d.Stats().Syncs
@@ -132,6 +127,16 @@ func (a *Accelerator) Accumulate(model any, fn func() error) error {
 	return nil
 }
 
+// nextMicroStep counts a micro-step of Accumulate and reports whether it
+// synchronises the gradients (every accSteps-th).
+func (t *trainState) nextMicroStep() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.step++
+	t.syncGradients = t.step%t.accSteps == 0
+	return t.syncGradients
+}
+
 // AccumulateSharded is Accumulate for a model whose gradients a sharded
 // optimizer reduces (FSDP): it counts the micro-step as Accumulate does
 // and runs fn; on a synchronising step it then runs reduce (which
@@ -140,11 +145,7 @@ func (a *Accelerator) AccumulateSharded(fn, reduce func() error) error {
 	if fn == nil || reduce == nil {
 		return errors.New("accelerate: AccumulateSharded: nil function")
 	}
-	a.train.mu.Lock()
-	a.train.step++
-	sync := a.train.step%a.train.accSteps == 0
-	a.train.syncGradients = sync
-	a.train.mu.Unlock()
+	sync := a.train.nextMicroStep()
 	if err := fn(); err != nil || !sync {
 		return err
 	}

@@ -2,10 +2,8 @@ package gomlx
 
 import (
 	"bytes"
-	"encoding/gob"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -26,7 +24,7 @@ import (
 // whole variables, so a checkpoint resumes on any number of processes,
 // sharded or not, and a DDP checkpoint resumes sharded.
 
-// statePiece is one process's share of one state variable.
+// statePiece is this process's share of one state variable.
 type statePiece struct {
 	Scope, Name string // the whole variable's scope and name
 	Param       int    // the parameter it belongs to
@@ -105,68 +103,40 @@ func (pc statePiece) key() string {
 }
 
 // shardedStateTensors is StateTensors of a sharded Trainer: a collective
-// (every process calls it) whose tensors process 0 alone returns.
+// (every process calls it) whose tensors process 0 alone returns. Each
+// process sends what it would write as its shard (ShardTensors); process 0
+// joins them as LoadState joins shard files.
 func (t *Trainer) shardedStateTensors() ([]safetensors.Tensor, error) {
-	l, params, mine, plain, err := t.localState()
+	ts, shapes, err := (&optimizerState{t: t}).ShardTensors()
+	if err != nil {
+		return nil, err
+	}
+	md, err := checkpoint.ShapesMetadata(shapes)
 	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(mine); err != nil {
+	if err := safetensors.Encode(&buf, ts, md); err != nil {
 		return nil, fmt.Errorf("gomlx: encoding this process's optimizer state: %w", err)
 	}
 	all, err := t.acc.Group().Gather(t.acc.Context(), buf.Bytes(), 0)
 	if err != nil {
 		return nil, fmt.Errorf("gomlx: FSDP: gathering the optimizer state: %w", err)
 	}
-	if l.rank != 0 {
+	if t.acc.ProcessIndex() != 0 {
 		return nil, nil
 	}
-	type whole struct {
-		p      *param
-		data   []float32
-		filled int
-	}
-	joined := map[string]*whole{}
+	files := make([]*safetensors.File, len(all))
 	for r, b := range all {
-		var pieces []statePiece
-		if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&pieces); err != nil {
+		if files[r], err = safetensors.Decode(b); err != nil {
 			return nil, fmt.Errorf("gomlx: process %d's optimizer state: %w", r, err)
 		}
-		for _, pc := range pieces {
-			key := pc.key()
-			w := joined[key]
-			if w == nil {
-				p := params[pc.Param]
-				w = &whole{p: p, data: make([]float32, len(p.host))}
-				joined[key] = w
-			}
-			copy(w.data[pc.From:pc.To], pc.Data)
-			w.filled += pc.To - pc.From
-		}
 	}
-	names := make([]string, 0, len(joined))
-	for k := range joined {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	out := plain
-	for _, k := range names {
-		w := joined[k]
-		if w.filled != len(w.data) {
-			return nil, fmt.Errorf("gomlx: the processes' shares of %s cover %d of its %d values", k, w.filled, len(w.data))
-		}
-		st, err := toSafetensor(k, tensors.FromFlatDataAndDimensions(w.data, w.p.shape...))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, st)
-	}
-	own, err := t.modelStateTensors()
+	whole, err := checkpoint.JoinShards(files)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("gomlx: the processes' optimizer state: %w", err)
 	}
-	return append(out, own...), nil
+	return whole, nil
 }
 
 // shareOfState turns whole state tensors into this process's: a per-value

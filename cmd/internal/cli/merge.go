@@ -27,16 +27,9 @@ func runMergeWeights(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "usage: goaccel merge-weights CHECKPOINT OUTPUT [--remove_checkpoint_dir]")
 		fs.PrintDefaults()
 	}
-	var pos []string
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		rest = fs.Args()[1:]
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(pos) != 2 {
 		fs.Usage()
@@ -88,4 +81,21 @@ func runMergeWeights(args []string, stdout, stderr io.Writer) error {
 		return os.RemoveAll(ckpt)
 	}
 	return nil
+}
+
+// parseInterspersed parses args with fs, flags before, between and after
+// the positional arguments (the flag package stops at the first of
+// them), and returns the positional ones.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
 }
