@@ -29,11 +29,12 @@ PROMPT = 120
 START_ATTEMPTS = 3
 
 
-def start_kernel(**kw):
-    """A started KernelManager and a ready client, on new ports per try."""
+def start_kernel(env=None, **kw):
+    """A started KernelManager and a ready client, on new ports per try;
+    env, when given, is the kernel's whole environment."""
     for attempt in range(1, START_ATTEMPTS + 1):
         km = KernelManager(**{"kernel_name": KERNEL_NAME, **kw})
-        km.start_kernel()
+        km.start_kernel(**({"env": env} if env is not None else {}))
         kc = km.client()
         kc.start_channels()
         try:
@@ -76,18 +77,29 @@ def collect(kc, msg_id, timeout=TIMEOUT):
             return out
 
 
-def shell_reply(kc, msg_id, timeout=TIMEOUT):
+def shell_reply(kc, msg_id, timeout=TIMEOUT, km=None):
+    """The shell reply to msg_id; with km, a kernel that dies meanwhile
+    fails the wait at once instead of at the timeout."""
     deadline = time.monotonic() + timeout
     while True:
-        msg = kc.get_shell_msg(timeout=max(0.01, deadline - time.monotonic()))
+        left = max(0.01, deadline - time.monotonic())
+        try:
+            msg = kc.get_shell_msg(timeout=left if km is None else min(left, 1.0))
+        except Empty:
+            if km is not None and not km.is_alive():
+                raise AssertionError(f"the kernel died before it replied to {msg_id} (its stderr is in the test's captured output)")
+            if time.monotonic() < deadline:
+                continue
+            raise
         if msg["parent_header"].get("msg_id") == msg_id:
             return msg
 
 
-def run(kc, code, timeout=TIMEOUT, **kw):
-    """Executes code and returns (reply, iopub outputs without status/execute_input)."""
+def run(kc, code, timeout=TIMEOUT, km=None, **kw):
+    """Executes code and returns (reply, iopub outputs without status/execute_input);
+    with km, a kernel that dies fails it at once."""
     msg_id = kc.execute(code, **kw)
-    reply = shell_reply(kc, msg_id, timeout)
+    reply = shell_reply(kc, msg_id, timeout, km=km)
     msgs = collect(kc, msg_id, timeout)
     outputs = [m for m in msgs if m["msg_type"] not in ("status", "execute_input")]
     return reply, outputs

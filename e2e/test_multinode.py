@@ -529,18 +529,9 @@ def test_shard_grad_op_across_nodes_follows_ddp(hosts, scratch, agents):
                 "--node-rank", "1", "--nproc-per-node", "1")
     with kernel_on(hosts[1], scratch) as (km, kc, tmpdir):
         run_cell(kc, SHARDED)
-        launch = launch_cell("trainTwice, []any{10}", f'NumNodes: 2, NumProcesses: 1, RdzvBackend: "etcd", '
-                             f'MasterAddr: "{ADDR[1]}", RdzvID: "e2e-fsdp"')
-        c = run_cell(kc, launch)
+        c = run_cell(kc, launch_cell("trainTwice, []any{10}", f'NumNodes: 2, NumProcesses: 1, RdzvBackend: "etcd", '
+                                     f'MasterAddr: "{ADDR[1]}", RdzvID: "e2e-fsdp"'))
         out = c.text()
-        # A known defect of compiled cells in launched workers (stop 40's
-        # note on issue 32): now and then a worker dies building its first
-        # GoMLX graph with "concurrent map read and map write" inside
-        # go-xla's package-level sets. That crash, and only it, gets one
-        # more launch; any other failure or a second crash fails the test.
-        if "LAUNCH ERROR" in out and "concurrent map read and map write" in out:
-            c = run_cell(kc, launch)
-            out = c.text()
         assert "LAUNCH ERROR" not in out, out + c.text("stderr") + ag.output()
         results = [line[len("RESULT "):] for line in out.splitlines() if line.startswith("RESULT ")]
         assert len(results) == 2 and results[0] == results[1], out  # the same on both nodes

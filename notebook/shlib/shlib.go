@@ -7,8 +7,9 @@
 // that never runs: its functions and variables resolve to this process's
 // where it has them. Its code that this process lacks does run, so its
 // module must be known to this process's runtime (for stack unwinding and
-// garbage collection): Load registers it (modreg.Register), and the next
-// plugin load completes the registration. The libraries after it register
+// garbage collection): Load registers it (modreg.Register), its variables
+// garbage collection roots from then on, and the next plugin load completes
+// the registration (its types). The libraries after it register
 // themselves when they are opened, as plugins do.
 package shlib
 

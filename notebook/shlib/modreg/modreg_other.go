@@ -8,3 +8,5 @@ const Supported = false
 func addModuleDataPC() uintptr { return 0 }
 
 func register(uintptr) {}
+
+func activate() {}
