@@ -264,6 +264,32 @@ if err != nil {
 }'''
 
 
+def interrupt_training(km, kc, train, step):
+    """Runs the cell train (which prints "started" and then trains),
+    interrupts it while it trains, and checks that the cell ends as
+    interrupted, not stuck, and that the kernel falls idle. Returns the
+    step it stopped at (the cell expression step) and what it measured."""
+    msg_id = kc.execute('fmt.Println("started")\n' + train)
+    wait_for_output(kc, msg_id, "started")
+    time.sleep(1.0)  # training (its first step compiles the graph)
+    t0 = time.monotonic()
+    km.interrupt_kernel()
+    reply = shell_reply(kc, msg_id)
+    elapsed = time.monotonic() - t0
+    collect(kc, msg_id)
+    assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "Interrupted", reply["content"]
+    not_stuck(reply)
+    pid = kernel_pid(km)
+    c0, w0 = cpu_seconds(pid), time.monotonic()
+    time.sleep(1.0)
+    load = (cpu_seconds(pid) - c0) / (time.monotonic() - w0)
+    _, out = run(kc, f"stoppedAt := {step}\nstoppedAt")
+    stopped_at = int(result_text(out))
+    assert elapsed < PROMPT
+    assert load < 0.5, f"the kernel still uses {load:.2f} cores after the interrupt"
+    return stopped_at, elapsed, load
+
+
 def test_interrupt_stops_gomlx_training():
     """A cell training a GoMLX model with gxa.NewLoop (GoMLX's train.Loop
     and dataset: no cell code runs while it trains) stops at the next step
@@ -273,27 +299,45 @@ def test_interrupt_stops_gomlx_training():
         reply, _ = run(kc, GOMLX_SETUP)
         assert reply["content"]["status"] == "ok", reply["content"]
         # A million steps: RunSteps keeps a duration per step (8 MB).
-        msg_id = kc.execute('fmt.Println("started")\ngxa.NewLoop(tr, gxa.WithoutProgress()).RunSteps(ds, 1_000_000)')
-        wait_for_output(kc, msg_id, "started")
-        time.sleep(1.0)  # training (its first step compiles the graph)
-        t0 = time.monotonic()
-        km.interrupt_kernel()
-        reply = shell_reply(kc, msg_id)
-        elapsed = time.monotonic() - t0
-        collect(kc, msg_id)
-        assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "Interrupted", reply["content"]
-        not_stuck(reply)
-        pid = kernel_pid(km)
-        c0, w0 = cpu_seconds(pid), time.monotonic()
-        time.sleep(1.0)
-        load = (cpu_seconds(pid) - c0) / (time.monotonic() - w0)
-        _, out = run(kc, "stoppedAt := tr.GlobalStep()\nstoppedAt")
-        stopped_at = int(result_text(out))
+        stopped_at, elapsed, load = interrupt_training(
+            km, kc, "gxa.NewLoop(tr, gxa.WithoutProgress()).RunSteps(ds, 1_000_000)", "tr.GlobalStep()")
         print(f"\nGoMLX training: interrupt → reply {elapsed*1000:.0f} ms at step {stopped_at}; kernel CPU after {load:.2f} cores")
-        assert elapsed < PROMPT
-        assert load < 0.5, f"the kernel still uses {load:.2f} cores after the interrupt"
         assert stopped_at > 0
         reply, out = run(kc, "_, err = gxa.NewLoop(tr, gxa.WithoutProgress()).RunSteps(ds, 5)\n"
                              "fmt.Println(err, tr.GlobalStep() - stoppedAt)")
         assert reply["content"]["status"] == "ok", reply["content"]
         assert stdout_of(out).strip() == "<nil> 5", stdout_of(out)
+
+
+OWN_LOOP = '''import "github.com/gomlx/gomlx/pkg/ml/train"
+
+gctx := context.New()
+gtr := train.NewTrainer(backend, gctx, line, losses.MeanSquaredError, optimizers.Adam().Done(), nil, nil)
+loop := train.NewLoop(gtr)'''
+
+
+def test_interrupt_stops_gomlxs_own_loop_and_eval():
+    """GoMLX's own trainer, loop and dataset, nothing of goaccel's while it
+    trains: the kernel compiles GoMLX's train package with a check between
+    steps (the module cache's safe points), so an interrupt stops
+    loop.RunSteps at the next step, with the model's variables at the last
+    completed step, and the next cell trains on from there; an evaluation
+    over an endless dataset stops as well."""
+    with running_kernel() as (km, kc):
+        reply, _ = run(kc, GOMLX_SETUP)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        reply, _ = run(kc, OWN_LOOP)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        stopped_at, elapsed, load = interrupt_training(
+            km, kc, "loop.RunSteps(ds, 1_000_000)", "optimizers.GetGlobalStep(gctx)")
+        print(f"\nGoMLX's own train.Loop: interrupt → reply {elapsed*1000:.0f} ms at step {stopped_at}; kernel CPU after {load:.2f} cores")
+        assert stopped_at > 0
+        reply, out = run(kc, "_, err = loop.RunSteps(ds, 5)\n"
+                             "fmt.Println(err, optimizers.GetGlobalStep(gctx) - stoppedAt)")
+        assert reply["content"]["status"] == "ok", reply["content"]
+        assert stdout_of(out).strip() == "<nil> 5", stdout_of(out)
+        # Eval reads the endless dataset until it is interrupted.
+        _, elapsed, load = interrupt_training(km, kc, "gtr.Eval(ds)", "optimizers.GetGlobalStep(gctx)")
+        print(f"GoMLX's Trainer.Eval: interrupt → reply {elapsed*1000:.0f} ms; kernel CPU after {load:.2f} cores")
+        reply, out = run(kc, "_, err = loop.RunSteps(ds, 1)\nfmt.Println(err)")
+        assert stdout_of(out).strip() == "<nil>", (reply["content"], stdout_of(out))

@@ -376,7 +376,6 @@ func TestInterruptReachesLocalModuleCode(t *testing.T) {
 // kernel it left; the session module's go.mod keeps its version.
 func TestInterruptReachesModuleCode(t *testing.T) {
 	hermetic(t)
-	t.Setenv("GOACCEL_MODULE_SAFEPOINTS", "1") // build.ModuleSafepointsEnv
 	e := newEngine(t)
 	if e.compiled == nil {
 		t.Skip("compiled cells unavailable: ", e.compErr)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
 
 	"github.com/goaccel/goaccel/notebook/safepoint"
@@ -40,18 +41,18 @@ import (
 // link keeps the module's path and version in every file name, so stack
 // traces and code that reads versions from paths see what they saw.
 
-// ModuleSafepointsEnv turns the module cache's interrupt checks on ("1").
-// They are off by default: kernels that compiled GoMLX from its link
-// crashed in the garbage collector ("found bad pointer in Go heap") in 2
-// of 12 GoMLX sessions under full CPU load, against none of 12 without,
-// with or without the checks themselves (the links alone); until that is
-// understood, GoMLX's own loop stops at an interrupt only in gxa.NewLoop
-// (interrupt.Point) and local modules (%use) keep their checks.
+// ModuleSafepointsEnv set to "0" turns the module cache's interrupt checks
+// off (they are on otherwise): a way back to the modules' own builds if a
+// module misbehaves compiled from its link. (They were off by default while
+// kernels that compiled GoMLX from its link crashed in the garbage
+// collector now and then; the cause was the shared library's variables,
+// which were not collection roots until the first plugin load: see
+// notebook/shlib/modreg.Register.)
 const ModuleSafepointsEnv = "GOACCEL_MODULE_SAFEPOINTS"
 
 // ModuleSafepoints reports whether the module cache's packages get
 // interrupt checks (ModuleSafepointsEnv).
-func ModuleSafepoints() bool { return os.Getenv(ModuleSafepointsEnv) == "1" }
+func ModuleSafepoints() bool { return os.Getenv(ModuleSafepointsEnv) != "0" }
 
 // modSafepoints is the Builder's replacements and overlay.
 type modSafepoints struct {
@@ -101,6 +102,35 @@ func (s *modSafepoints) ours(dir string) bool { return isSafepointLink(dir) }
 func isSafepointLink(dir string) bool {
 	sep := string(filepath.Separator)
 	return strings.Contains(dir, sep+linkDirName+sep)
+}
+
+// ProgramGoMod is the session module's go.mod for a program made of the
+// notebook's cells (goaccel export): without the replacements the Builder
+// made for its own builds, which link modules to a directory of this
+// machine's cache for their interrupt checks; the program uses the
+// modules as published.
+func (b *Builder) ProgramGoMod() (string, error) {
+	text, err := b.GoMod()
+	if err != nil {
+		return "", err
+	}
+	f, err := modfile.Parse("go.mod", []byte(text), nil)
+	if err != nil {
+		return "", fmt.Errorf("reading the session's go.mod: %w", err)
+	}
+	for _, r := range slices.Clone(f.Replace) {
+		if isSafepointLink(r.New.Path) {
+			if err := f.DropReplace(r.Old.Path, r.Old.Version); err != nil {
+				return "", err
+			}
+		}
+	}
+	f.Cleanup()
+	out, err := f.Format()
+	if err != nil {
+		return "", err
+	}
+	return string(out), nil
 }
 
 // overlayFlag is the go command's -overlay flag, or nothing.

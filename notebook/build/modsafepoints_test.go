@@ -17,7 +17,6 @@ import (
 // with a fingerprint mismatch.
 func TestAdoptedStateKeepsTheKernelsInterruptChecks(t *testing.T) {
 	hermetic(t)
-	t.Setenv(ModuleSafepointsEnv, "1")
 	ctx := context.Background()
 	kernel := newBuilder(t)
 	if err := kernel.Resolve(ctx, nil, "example.com/gxfix/spin"); err != nil {
@@ -32,6 +31,10 @@ func TestAdoptedStateKeepsTheKernelsInterruptChecks(t *testing.T) {
 	mod, _ := kernel.GoMod()
 	if !strings.Contains(mod, "example.com/gxfix/spin v1.0.0 => ") {
 		t.Fatalf("the kernel's go.mod does not link spin:\n%s", mod)
+	}
+	// A program made of the cells uses the module as published.
+	if prog, err := kernel.ProgramGoMod(); err != nil || strings.Contains(prog, linkDirName) || !strings.Contains(prog, "example.com/gxfix/spin v1.0.0") {
+		t.Fatalf("the program's go.mod (%v):\n%s", err, prog)
 	}
 	spinArchive := kernel.Archives()["example.com/gxfix/spin"]
 

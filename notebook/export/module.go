@@ -110,9 +110,9 @@ func WriteModule(ctx context.Context, cells []Cell, dir string, opts ModuleOptio
 	if err != nil {
 		return nil, err
 	}
-	mod, err := b.GoMod()
+	mod, err := b.ProgramGoMod()
 	if err != nil {
-		return nil, fmt.Errorf("reading the session's go.mod: %w", err)
+		return nil, err
 	}
 	name := opts.Module
 	if name == "" {
