@@ -143,6 +143,8 @@ def test_stuck_cell_is_reported_and_kernel_stays_responsive(kernel):
     # responsive, state kept, the goroutine is listed
     _, out = run(kc, "stuckKept")
     assert result_text(out) == "5"
+    # and the cell says that the stuck one's output may land under it
+    assert "interrupted" in stdout_of(out, "stderr") and "still runs 1 goroutine" in stdout_of(out, "stderr"), out
     _, out = run(kc, "%goroutines")
     assert "(interrupted, not stopped yet)" in stdout_of(out)
     # once the read returns, the stuck code stops without running on

@@ -262,7 +262,12 @@ func TestStuckCellIsNamed(t *testing.T) {
 			t.Errorf("%%jobs lacks %q:\n%s", want, jobs.text("stdout"))
 		}
 	}
-	rw, _ := mustRun(t, e, "p[1]")
+	// A cell that runs meanwhile says that the stuck one's output may land
+	// under it.
+	rw, note := mustRun(t, e, "p[1]")
+	if !regexpMatch(`^note: cell\[\d+\], interrupted \S+ ago, still runs 1 goroutine: what it prints until it stops appears under the running cell`, note.text("stderr")) {
+		t.Errorf("a cell that runs beside the stuck one: stderr %q", note.text("stderr"))
+	}
 	wfd, err := strconv.Atoi(resultText(rw))
 	if err != nil {
 		t.Fatalf("the pipe's write end: %q", resultText(rw))
@@ -288,6 +293,9 @@ func TestStuckCellIsNamed(t *testing.T) {
 		t.Fatalf("%%jobs now: %+v", r.Err)
 	}
 	rr, io3 := mustRun(t, e, "kept")
+	if io3.text("stderr") != "" {
+		t.Errorf("a cell after the stuck one stopped: stderr %q", io3.text("stderr"))
+	}
 	if resultText(rr) != "3" || printedLine(io3.text("stdout"), "after") || printedLine(io.text("stdout"), "after") {
 		t.Fatalf("after the stuck cell: %q %q", resultText(rr), io3.text("stdout"))
 	}

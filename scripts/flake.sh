@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 N=${FLAKE_N:-20}
 PKGS=${FLAKE_PKGS-./accelerate/pg/ ./accelerate/gomlx/ ./accelerate/internal/resumetest/ ./launcher/... ./notebook/...}
 GORUN=${FLAKE_GORUN:-}
-PYTESTS=${FLAKE_PYTESTS-test_launch.py test_multinode.py test_interrupt.py;test_client.py -k interrupt or stuck}
+PYTESTS=${FLAKE_PYTESTS-test_launch.py test_multinode.py test_interrupt.py test_gc_roots.py;test_client.py -k interrupt or stuck}
 LOAD=${FLAKE_LOAD:-1}
 TIMEOUT=${FLAKE_TIMEOUT:-20m}
 OUT=${FLAKE_OUT:-$(mktemp -d /tmp/goaccel-flake.XXXXXX)}

@@ -152,6 +152,9 @@ func (r *Runner) input() (string, error) {
 
 // Run runs the Go code of cell c as compiled Go.
 func (r *Runner) Run(ctx context.Context, c *session.Cell, code string) (*session.Result, *frontend.Error) {
+	if note := stillRunning(compiled.Jobs(), time.Now()); note != "" {
+		c.IO.Stream("stderr", note)
+	}
 	r.applyGoWork(ctx)
 	done := r.builder.Attend(ctx, r.progress)
 	res, err := r.comp.Run(ctx, code, c.Count, r.progress)
@@ -438,6 +441,22 @@ func (r *Runner) WaitJobs(ctx context.Context, say func(string)) error {
 		}
 	}
 	return nil
+}
+
+// stillRunning is the note a cell starts with while goroutines of
+// interrupted cells still run: fds 1 and 2 are the process's, so what they
+// print lands under the cell that runs when they print it, and the note
+// says so where it happens ("" when none runs).
+func stillRunning(jobs []compiled.Job, now time.Time) string {
+	if len(jobs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, j := range jobs {
+		fmt.Fprintf(&b, "note: %s, interrupted %s ago, still runs %s: what it prints until it stops appears under the running cell (%%jobs shows it, %%jobs wait waits for it)\n",
+			jobCell(j), now.Sub(j.Since).Round(100*time.Millisecond), plural(len(j.Goroutines), "goroutine"))
+	}
+	return b.String()
 }
 
 func jobCell(j compiled.Job) string {
