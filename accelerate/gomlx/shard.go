@@ -121,8 +121,8 @@ func (t *Trainer) buildShards(params []*param, masters *context.Context) (*shard
 // wholeParam is the masters' context's hyperparameter, in a share
 // master's scope, that names the whole variable the master is a range of
 // and its dimensions ("/model/dense/weights|64,512"): AdamW's weight-decay
-// rule decides by them. (A hyperparameter, not a field of the optimizer:
-// a notebook's cells may see this package's types as another copy's.)
+// rule decides by them, from the context its graph is given, whatever the
+// optimizer is.
 const wholeParam = "goaccel_whole_of_"
 
 func setWholeOf(masters *context.Context, s segment) {
