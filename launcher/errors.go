@@ -202,18 +202,21 @@ type groupFailure interface {
 
 // failurePriority ranks root causes: a lost node explains the failures of
 // the ranks that talked to it, a rank's own failure explains its peers'.
+// A node that reports a failure (through the rendezvous, as its launcher
+// saw it) says at second hand what its agent's report of the failed rank
+// says in full, and the two race: the rank's own report wins.
 func failurePriority(f groupFailure) int {
 	switch v := f.(type) {
 	case *NodeFailedError:
 		if v.Lost {
-			return 3
+			return 4
 		}
 		return 2
 	case *ChildFailedError:
 		if v.collateral() {
 			return 1
 		}
-		return 2
+		return 3
 	}
 	return 0
 }
