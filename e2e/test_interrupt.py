@@ -290,6 +290,20 @@ def interrupt_training(km, kc, train, step):
     return stopped_at, elapsed, load
 
 
+def stops_and_trains_on(km, kc, what, run_steps, step):
+    """Interrupts a cell that trains with run_steps (a call with {steps} in
+    it) a million steps, which must stop at a step > 0; then the next cell
+    runs run_steps for 5 steps, which must take the model (its step, the
+    cell expression step) exactly 5 steps on from there."""
+    # A million steps: RunSteps keeps a duration per step (8 MB).
+    stopped_at, elapsed, load = interrupt_training(km, kc, run_steps.format(steps="1_000_000"), step)
+    print(f"\n{what}: interrupt → reply {elapsed*1000:.0f} ms at step {stopped_at}; kernel CPU after {load:.2f} cores")
+    assert stopped_at > 0
+    reply, out = run(kc, f"_, err = {run_steps.format(steps=5)}\nfmt.Println(err, {step} - stoppedAt)")
+    assert reply["content"]["status"] == "ok", reply["content"]
+    assert stdout_of(out).strip() == "<nil> 5", stdout_of(out)
+
+
 def test_interrupt_stops_gomlx_training():
     """A cell training a GoMLX model with gxa.NewLoop (GoMLX's train.Loop
     and dataset: no cell code runs while it trains) stops at the next step
@@ -298,15 +312,8 @@ def test_interrupt_stops_gomlx_training():
     with running_kernel() as (km, kc):
         reply, _ = run(kc, GOMLX_SETUP)
         assert reply["content"]["status"] == "ok", reply["content"]
-        # A million steps: RunSteps keeps a duration per step (8 MB).
-        stopped_at, elapsed, load = interrupt_training(
-            km, kc, "gxa.NewLoop(tr, gxa.WithoutProgress()).RunSteps(ds, 1_000_000)", "tr.GlobalStep()")
-        print(f"\nGoMLX training: interrupt → reply {elapsed*1000:.0f} ms at step {stopped_at}; kernel CPU after {load:.2f} cores")
-        assert stopped_at > 0
-        reply, out = run(kc, "_, err = gxa.NewLoop(tr, gxa.WithoutProgress()).RunSteps(ds, 5)\n"
-                             "fmt.Println(err, tr.GlobalStep() - stoppedAt)")
-        assert reply["content"]["status"] == "ok", reply["content"]
-        assert stdout_of(out).strip() == "<nil> 5", stdout_of(out)
+        stops_and_trains_on(km, kc, "GoMLX training", "gxa.NewLoop(tr, gxa.WithoutProgress()).RunSteps(ds, {steps})",
+                            "tr.GlobalStep()")
 
 
 OWN_LOOP = '''import "github.com/gomlx/gomlx/pkg/ml/train"
@@ -328,14 +335,7 @@ def test_interrupt_stops_gomlxs_own_loop_and_eval():
         assert reply["content"]["status"] == "ok", reply["content"]
         reply, _ = run(kc, OWN_LOOP)
         assert reply["content"]["status"] == "ok", reply["content"]
-        stopped_at, elapsed, load = interrupt_training(
-            km, kc, "loop.RunSteps(ds, 1_000_000)", "optimizers.GetGlobalStep(gctx)")
-        print(f"\nGoMLX's own train.Loop: interrupt → reply {elapsed*1000:.0f} ms at step {stopped_at}; kernel CPU after {load:.2f} cores")
-        assert stopped_at > 0
-        reply, out = run(kc, "_, err = loop.RunSteps(ds, 5)\n"
-                             "fmt.Println(err, optimizers.GetGlobalStep(gctx) - stoppedAt)")
-        assert reply["content"]["status"] == "ok", reply["content"]
-        assert stdout_of(out).strip() == "<nil> 5", stdout_of(out)
+        stops_and_trains_on(km, kc, "GoMLX's own train.Loop", "loop.RunSteps(ds, {steps})", "optimizers.GetGlobalStep(gctx)")
         # Eval reads the endless dataset until it is interrupted.
         _, elapsed, load = interrupt_training(km, kc, "gtr.Eval(ds)", "optimizers.GetGlobalStep(gctx)")
         print(f"GoMLX's Trainer.Eval: interrupt → reply {elapsed*1000:.0f} ms; kernel CPU after {load:.2f} cores")

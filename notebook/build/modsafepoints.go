@@ -112,7 +112,7 @@ func isSafepointLink(dir string) bool {
 func (b *Builder) ProgramGoMod() (string, error) {
 	text, err := b.GoMod()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("reading the session's go.mod: %w", err)
 	}
 	f, err := modfile.Parse("go.mod", []byte(text), nil)
 	if err != nil {
