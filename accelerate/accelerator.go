@@ -139,6 +139,10 @@ func (a *Accelerator) LocalProcessIndex() int { return a.st.env.localRank }
 // NumProcesses is the number of processes in the group.
 func (a *Accelerator) NumProcesses() int { return a.st.env.worldSize }
 
+// LocalNumProcesses is the number of processes on each node
+// (LOCAL_WORLD_SIZE).
+func (a *Accelerator) LocalNumProcesses() int { return a.st.env.localWorldSize }
+
 // NodeRank is the index of this process's node (NODE_RANK).
 func (a *Accelerator) NodeRank() int { return a.st.env.nodeRank }
 

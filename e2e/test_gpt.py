@@ -262,16 +262,19 @@ fmt.Println("VAL", okRes.ValLoss)
     assert math.isfinite(val) and 0 < val < 2 * math.log(VOCAB), val
 
 
-def test_shard_grad_op_trains_as_ddp(kc):
-    """FSDP's SHARD_GRAD_OP, turned on as `accelerate launch --use_fsdp` does
-    (ACCELERATE_USE_FSDP and FSDP_SHARDING_STRATEGY in the workers'
-    environment), trains the notebook's GPT on 2 processes as DDP does: each
-    step's loss within 1e-5 relative and the validation loss within 1e-4;
-    fit itself checks that both processes end with the same whole weights."""
+def test_sharded_strategies_train_as_ddp(kc):
+    """FSDP's SHARD_GRAD_OP and FULL_SHARD, turned on as `accelerate launch
+    --use_fsdp` does (ACCELERATE_USE_FSDP and FSDP_SHARDING_STRATEGY in the
+    workers' environment), train the notebook's GPT on 2 processes as DDP
+    does: each step's loss within 1e-5 relative and the validation loss
+    within 1e-4. The notebook's fit trains with gxa.NewLoop (FULL_SHARD
+    gathers the parameters for the loop and releases them at its end),
+    evaluates with tr.Eval (gathered for it) and checks that both processes
+    end with the same whole weights (tr.MasterValues gathers them)."""
     run = HEALTHY % VOCAB
     code = f"""import "github.com/goaccel/goaccel/debuglauncher"
 
-for _, strategy := range []string{{"", "SHARD_GRAD_OP"}} {{
+for _, strategy := range []string{{"", "SHARD_GRAD_OP", "FULL_SHARD"}} {{
 	accelerate.ResetState()
 	os.Setenv("ACCELERATE_USE_FSDP", fmt.Sprint(strategy != ""))
 	os.Setenv("FSDP_SHARDING_STRATEGY", strategy)
@@ -282,19 +285,22 @@ for _, strategy := range []string{{"", "SHARD_GRAD_OP"}} {{
 		panic(shardErr)
 	}}
 	r := shardRes[0][0].(Result)
-	fmt.Println("RUN", strategy == "", r.GlobalStep, r.ValLoss, r.Losses)
+	fmt.Println("RUN", strategy+"-", r.GlobalStep, r.ValLoss, r.Losses)
 }}
 """
     out = stdout_of(ok(kc, code))
     runs = {}
     for line in out.splitlines():
         if line.startswith("RUN "):
-            ddp, step, val, losses = line.split(" ", 4)[1:]
-            runs[ddp == "true"] = (int(step), float(val), [float(x) for x in losses.strip("[]").split()])
-    assert set(runs) == {True, False}, out
-    (dstep, dval, dlosses), (sstep, sval, slosses) = runs[True], runs[False]
-    assert dstep == sstep == 5 and len(dlosses) == len(slosses) == 5, out
-    for i, (d, s) in enumerate(zip(dlosses, slosses)):
-        assert abs(d - s) <= 1e-5 * max(1, abs(d)), f"step {i + 1}: DDP {d}, SHARD_GRAD_OP {s}"
-    assert abs(dval - sval) <= 1e-4 * max(1, abs(dval)), (dval, sval)
+            strategy, step, val, losses = line.split(" ", 4)[1:]
+            runs[strategy.rstrip("-") or "DDP"] = (int(step), float(val), [float(x) for x in losses.strip("[]").split()])
+    assert set(runs) == {"DDP", "SHARD_GRAD_OP", "FULL_SHARD"}, out
+    dstep, dval, dlosses = runs["DDP"]
+    assert dstep == 5 and len(dlosses) == 5, out
+    for strategy in ("SHARD_GRAD_OP", "FULL_SHARD"):
+        sstep, sval, slosses = runs[strategy]
+        assert sstep == 5 and len(slosses) == 5, out
+        for i, (d, s) in enumerate(zip(dlosses, slosses)):
+            assert abs(d - s) <= 1e-5 * max(1, abs(d)), f"step {i + 1}: DDP {d}, {strategy} {s}"
+        assert abs(dval - sval) <= 1e-4 * max(1, abs(dval)), (strategy, dval, sval)
     alive(kc)

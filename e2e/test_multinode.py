@@ -462,13 +462,18 @@ func denseNet(ctx *mlctx.Context, _ any, in []*graph.Node) []*graph.Node {
 \treturn []*graph.Node{layers.Dense(ctx.In("out"), h, true, 4)}
 }
 
-// trainTwice trains the same model from the same start twice in one
-// launch, with DDP and with FSDP's SHARD_GRAD_OP (AdamW with decay on the
-// matrices, clipping by norm), and returns both runs' global losses and a
-// checksum of the final whole masters.
-func trainTwice(steps int) (string, error) {
+// trainEach trains the same model from the same start in one launch with
+// DDP and with FSDP's SHARD_GRAD_OP, FULL_SHARD and HYBRID_SHARD (AdamW
+// with decay on the matrices, clipping by norm), and returns the runs'
+// global losses and a checksum of the final whole masters.
+func trainEach(steps int) (string, error) {
 \tvar out []string
-\tfor _, opts := range [][]accelerate.Option{nil, {accelerate.WithFSDPPlugin(fsdp.Plugin{ShardingStrategy: fsdp.ShardGradOp})}} {
+\tfor _, strategy := range []fsdp.ShardingStrategy{0, fsdp.ShardGradOp, fsdp.FullShard, fsdp.HybridShard} {
+\t\tvar opts []accelerate.Option
+\t\tname := "DDP"
+\t\tif strategy != 0 {
+\t\t\topts, name = append(opts, accelerate.WithFSDPPlugin(fsdp.Plugin{ShardingStrategy: strategy})), strategy.String()
+\t\t}
 \t\tacc, err := accelerate.NewAccelerator(opts...)
 \t\tif err != nil {
 \t\t\treturn "", err
@@ -513,32 +518,36 @@ func trainTwice(steps int) (string, error) {
 \t\t\t\tsum += math.Abs(float64(x))
 \t\t\t}
 \t\t}
-\t\tout = append(out, fmt.Sprintf("%s %s %.9g", acc.DistributedType(), strings.Join(ls, ","), sum))
+\t\tout = append(out, fmt.Sprintf("%s/%s %s %.9g", name, acc.DistributedType(), strings.Join(ls, ","), sum))
 \t}
 \treturn strings.Join(out, ";"), nil
 }
 '''
 
 
-def test_shard_grad_op_across_nodes_follows_ddp(hosts, scratch, agents):
-    """FSDP's SHARD_GRAD_OP for a GoMLX model on 2 nodes x 1 process, the
-    reduce-scatter and all-gather crossing the veth link: 10 steps give the
-    losses DDP gives in the same launch within 1e-5 relative, and both
-    processes end with the same whole weights."""
+def test_sharding_across_nodes_follows_ddp(hosts, scratch, agents):
+    """FSDP's SHARD_GRAD_OP, FULL_SHARD and HYBRID_SHARD for a GoMLX model
+    on 2 nodes x 1 process, the reduce-scatter and all-gather (HYBRID_SHARD:
+    the all-reduce of the replicas' shares) crossing the veth link: 10 steps
+    give the losses DDP gives in the same launch within 1e-5 relative, and
+    both processes end with the same whole weights."""
     ag = agents(hosts[2], scratch, "--rdzv-endpoint", f"{ADDR[1]}:29500", "--rdzv-id", "e2e-fsdp",
                 "--node-rank", "1", "--nproc-per-node", "1")
     with kernel_on(hosts[1], scratch) as (km, kc, tmpdir):
         run_cell(kc, SHARDED)
-        c = run_cell(kc, launch_cell("trainTwice, []any{10}", f'NumNodes: 2, NumProcesses: 1, RdzvBackend: "etcd", '
+        c = run_cell(kc, launch_cell("trainEach, []any{10}", f'NumNodes: 2, NumProcesses: 1, RdzvBackend: "etcd", '
                                      f'MasterAddr: "{ADDR[1]}", RdzvID: "e2e-fsdp"'))
         out = c.text()
         assert "LAUNCH ERROR" not in out, out + c.text("stderr") + ag.output()
         results = [line[len("RESULT "):] for line in out.splitlines() if line.startswith("RESULT ")]
         assert len(results) == 2 and results[0] == results[1], out  # the same on both nodes
         runs = [r.split(" ") for r in results[0].split(";")]
-        assert [r[0] for r in runs] == ["MULTI_CPU", "FSDP"], results[0]
-        ddp, shard = ([float(x) for x in r[1].split(",")] for r in runs)
-        assert len(ddp) == len(shard) == 10 and ddp[-1] < ddp[0], results[0]
-        for i, (d, s) in enumerate(zip(ddp, shard)):
-            assert abs(d - s) <= 1e-5 * max(1, abs(d)), f"step {i + 1}: DDP {d}, SHARD_GRAD_OP {s}"
-        assert abs(float(runs[0][2]) - float(runs[1][2])) <= 1e-4 * float(runs[0][2]), results[0]
+        assert [r[0] for r in runs] == ["DDP/MULTI_CPU", "SHARD_GRAD_OP/FSDP", "FULL_SHARD/FSDP", "HYBRID_SHARD/FSDP"], results[0]
+        ddp = [float(x) for x in runs[0][1].split(",")]
+        assert len(ddp) == 10 and ddp[-1] < ddp[0], results[0]
+        for name, losses, checksum in runs[1:]:
+            shard = [float(x) for x in losses.split(",")]
+            assert len(shard) == 10, results[0]
+            for i, (d, s) in enumerate(zip(ddp, shard)):
+                assert abs(d - s) <= 1e-5 * max(1, abs(d)), f"step {i + 1}: DDP {d}, {name} {s}"
+            assert abs(float(runs[0][2]) - float(checksum)) <= 1e-4 * float(runs[0][2]), (name, results[0])

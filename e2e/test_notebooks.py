@@ -9,7 +9,8 @@ notebook fetches (%go get) must be in the module cache, which
 `make test-deps` sees to (scripts/gomods.sh).
 
 GOACCEL_MNIST_STEPS shortens mnist_gomlx.ipynb's training runs (unset, it
-trains 3 epochs twice: 11-12 minutes on 2 cores)."""
+trains 3 epochs twice: 11-12 minutes on 2 cores); GOACCEL_FSDP_STEPS
+fsdp_full_shard.ipynb's two runs (20 steps by default)."""
 import pytest
 
 from conftest import ROOT
@@ -27,4 +28,5 @@ def test_notebook_runs_headless(path, monkeypatch):
     monkeypatch.setenv("GOPROXY", "off")
     monkeypatch.setenv("GOACCEL_MNIST_STEPS", "100")
     monkeypatch.setenv("GOACCEL_GPT_STEPS", "60")
+    monkeypatch.setenv("GOACCEL_FSDP_STEPS", "8")
     run_notebook(path)

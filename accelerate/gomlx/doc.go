@@ -68,9 +68,14 @@
 //   - FSDP (accelerate/fsdp: WithFSDPPlugin or ACCELERATE_USE_FSDP):
 //     SHARD_GRAD_OP shards the float32 masters and the optimizer state
 //     (see shard.go: reduce-scatter, an update of this process's share,
-//     all-gather); SaveState gathers the whole state, LoadState takes this
-//     process's share of it, on any number of processes. NO_SHARD is DDP;
-//     FULL_SHARD and the hybrid strategies are refused, saying why.
+//     all-gather); FULL_SHARD also keeps the parameters as shares between
+//     steps, the whole model being one FSDP unit (fullshard.go: gathered
+//     before a step, Eval, or GatherParameters for Predict and Generate;
+//     released after); HYBRID_SHARD and HYBRID_SHARD_ZERO2 do the same
+//     within each node and replicate across nodes (hybrid.go). SaveState
+//     gathers the whole state or writes each process's share
+//     (SHARDED_STATE_DICT), LoadState takes this process's share of it, on
+//     any number of processes. NO_SHARD is DDP.
 //
 // # Transformers
 //

@@ -19,6 +19,12 @@ import (
 // whole dataset when every process evaluates as many examples (ShardDataset
 // makes it so). Every process gets the same values.
 func (t *Trainer) Eval(ds train.Dataset) ([]*tensors.Tensor, error) {
+	if t.ParametersReleased() { // FULL_SHARD: gathered for the evaluation only
+		if err := t.gather(); err != nil {
+			return nil, fmt.Errorf("gomlx: Eval: %w", err)
+		}
+		defer func() { _ = t.release() }()
+	}
 	var m []*tensors.Tensor
 	err := catch(func() { m = must(t.trainer.Eval(ds)) })
 	if err != nil {
@@ -84,6 +90,9 @@ func scalarLike(dtype dtypes.DType, v float64) *tensors.Tensor {
 func (t *Trainer) Predict(inputs ...*tensors.Tensor) ([]*tensors.Tensor, error) {
 	if len(inputs) == 0 {
 		return nil, errors.New("gomlx: Predict: no inputs")
+	}
+	if t.ParametersReleased() {
+		return nil, fmt.Errorf("gomlx: Predict: %w", errReleased)
 	}
 	exec, err := t.predictExec()
 	if err != nil {

@@ -59,8 +59,20 @@ func NewLoop(t *Trainer, opts ...LoopOption) *train.Loop {
 		o(&cfg)
 	}
 	loop := train.NewLoop(t.trainer)
+	// FSDP's FULL_SHARD: the parameters are gathered for the loop's
+	// first step and after each update for the next; the loop's end
+	// releases them (fullshard.go).
+	loop.OnStart("goaccel: gather the parameters", SyncPriority, func(*train.Loop, train.Dataset) error {
+		return t.gather()
+	})
 	loop.OnStep("goaccel: all-reduce and update", SyncPriority, func(*train.Loop, []*tensors.Tensor) error {
-		return t.afterStep()
+		if err := t.afterStep(); err != nil {
+			return err
+		}
+		return t.gather()
+	})
+	loop.OnEnd("goaccel: release the parameters", SyncPriority, func(*train.Loop, []*tensors.Tensor) error {
+		return t.release()
 	})
 	// A safe point between two steps: the variables hold the step just
 	// completed, and the next cell may go on training from there.

@@ -6,6 +6,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/dtypes/bfloat16"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/sirupsen/logrus"
 	"github.com/x448/float16"
 )
 
@@ -23,6 +24,10 @@ type modelView struct {
 // Parameters32 implements ddp.Model32.
 func (m *modelView) Parameters32() [][]float32 {
 	t := m.t
+	if err := t.gatherHost(); err != nil {
+		// A broken group: its next collective fails and ends the launch.
+		logrus.WithError(err).Error("gomlx: gathering the parameters")
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if m.stale {
@@ -87,6 +92,13 @@ func (m *modelView) ParametersLoaded() error {
 	if t.shard != nil { // the masters of this process's share only
 		if err := t.shard.loadShards(); err != nil {
 			return err
+		}
+		if t.releases() && t.shard.released {
+			for _, p := range t.params {
+				p.host = nil // FULL_SHARD: the next step gathers the new shares
+			}
+			m.stale = false
+			return nil
 		}
 	}
 	for _, p := range t.params {

@@ -34,6 +34,8 @@ const (
 	envSaveAt   = "GOACCEL_GOMLX_TEST_SAVE_AT"
 	envCkpt     = "GOACCEL_GOMLX_TEST_CKPT"
 	envAdamW    = "GOACCEL_GOMLX_TEST_ADAMW" // AdamW with decay on matrices and clipping by norm, instead of Adam
+	envAccum    = "GOACCEL_GOMLX_TEST_ACCUM" // gradient accumulation steps
+	envNodes    = "GOACCEL_GOMLX_TEST_NODES" // launch: the processes as this many nodes (1 by default)
 	testSecret  = "gomlx-test-secret"
 	globalBatch = 32
 )
@@ -63,12 +65,18 @@ type workerResult struct {
 	// step and after the last, each process evaluating its shard.
 	EvalBefore float64 `json:"eval_before,omitempty"`
 	EvalAfter  float64 `json:"eval_after,omitempty"`
-	// What the process holds for training state after the last step.
-	State StateBytes `json:"state"`
+	// What the process holds for training state after the last step, and
+	// whether its parameters were shares then (FULL_SHARD).
+	State    StateBytes `json:"state"`
+	Released bool       `json:"released"`
 }
 
 func workerMain(mode string) error {
-	acc, err := accelerate.NewAccelerator(accelerate.WithLiveChart(false))
+	accum := 1
+	if v := os.Getenv(envAccum); v != "" {
+		accum, _ = strconv.Atoi(v)
+	}
+	acc, err := accelerate.NewAccelerator(accelerate.WithLiveChart(false), accelerate.WithGradientAccumulationSteps(accum))
 	if err != nil {
 		return err
 	}
@@ -137,7 +145,7 @@ func workerMain(mode string) error {
 		}
 		m, err := tr.TrainStep(nil, in, lb)
 		if err != nil {
-			if mode == "diverge" {
+			if mode == "diverge" || mode == "refused" {
 				res.Err = err.Error()
 				break
 			}
@@ -171,6 +179,15 @@ func workerMain(mode string) error {
 		// share, GatherForMetrics joins the shares and drops the padding.
 		d := newToyData()
 		const n = 11
+		if tr.ParametersReleased() { // FULL_SHARD: Predict needs the parameters gathered first
+			if _, err := predictClasses(tr, d, []int{0}); err != nil {
+				res.Err = err.Error()
+			}
+			if err := tr.GatherParameters(); err != nil {
+				return err
+			}
+			defer func() { _ = tr.ReleaseParameters() }()
+		}
 		idx := acc.SplitIndices(n, true)
 		mine, err := predictClasses(tr, d, idx)
 		if err != nil {
@@ -190,12 +207,12 @@ func workerMain(mode string) error {
 		}
 		res.Gathered, res.Direct = got[0], want
 	}
+	res.State, res.Released = tr.StateBytes(), tr.ParametersReleased() // between steps, before Parameters32 gathers
 	res.Vars = map[string][]float32{}
 	names := tr.model.ParameterNames() // the masters, whole (gathered when sharded)
 	for i, p := range tr.model.Parameters32() {
 		res.Vars[names[i]] = slices.Clone(p)
 	}
-	res.State = tr.StateBytes()
 	b, err := json.Marshal(res)
 	if err != nil {
 		return err
@@ -226,11 +243,19 @@ func launch(t *testing.T, n int, mode string, env ...string) []workerResult {
 	out := t.TempDir()
 	outs := make([]bytes.Buffer, n)
 	cmds := make([]*exec.Cmd, n)
+	local := n // processes per node: all on one, unless env says how many nodes
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, envNodes+"="); ok {
+			nodes, _ := strconv.Atoi(v)
+			local = n / nodes
+		}
+	}
 	for r := range cmds {
 		c := exec.Command(os.Args[0], "-test.run=^$")
+		node := strconv.Itoa(r / local)
 		c.Env = append(os.Environ(), envWorker+"="+mode, envOut+"="+out,
-			accelerate.EnvWorldSize+"="+strconv.Itoa(n), accelerate.EnvRank+"="+strconv.Itoa(r), accelerate.EnvLocalRank+"="+strconv.Itoa(r),
-			accelerate.EnvLocalWorldSize+"="+strconv.Itoa(n), accelerate.EnvNodeRank+"=0", accelerate.EnvGroupRank+"=0",
+			accelerate.EnvWorldSize+"="+strconv.Itoa(n), accelerate.EnvRank+"="+strconv.Itoa(r), accelerate.EnvLocalRank+"="+strconv.Itoa(r%local),
+			accelerate.EnvLocalWorldSize+"="+strconv.Itoa(local), accelerate.EnvNodeRank+"="+node, accelerate.EnvGroupRank+"="+node,
 			accelerate.EnvMasterAddr+"=127.0.0.1", accelerate.EnvMasterPort+"="+strconv.Itoa(st.Port()),
 			accelerate.EnvLaunchSecret+"="+testSecret, accelerate.EnvUseCPU+"=true", accelerate.EnvCUDAVisible+"=")
 		c.Env = append(c.Env, env...)
@@ -359,11 +384,22 @@ func predictClasses(tr *Trainer, d *toyData, idx []int) ([]float64, error) {
 // Evaluation split between processes (SplitIndices, padded), predicted
 // with Predict and joined with GatherForMetrics gives each example's
 // prediction once, as one process predicting them all.
+// With FULL_SHARD, Predict refuses parameters that are shares, saying
+// what to call, and predicts as DDP once they are gathered.
 func TestSplitPredictGather(t *testing.T) {
-	res := launch(t, 2, "gather", envSteps+"=3")
-	for r, w := range res {
+	ddp := launch(t, 2, "gather", envSteps+"=3")
+	full := launch(t, 2, "gather", envSteps+"=3", "ACCELERATE_USE_FSDP=true", "FSDP_SHARDING_STRATEGY=FULL_SHARD")
+	for r, w := range append(ddp, full...) {
 		if len(w.Gathered) != 11 || fmt.Sprint(w.Gathered) != fmt.Sprint(w.Direct) {
-			t.Errorf("process %d: gathered %v, one process predicts %v", r, w.Gathered, w.Direct)
+			t.Errorf("process %d: gathered %v, one process predicts %v", r%2, w.Gathered, w.Direct)
+		}
+	}
+	for r := range 2 {
+		if fmt.Sprint(full[r].Direct) != fmt.Sprint(ddp[r].Direct) {
+			t.Errorf("process %d: FULL_SHARD predicts %v, DDP %v", r, full[r].Direct, ddp[r].Direct)
+		}
+		if want := "with FSDP's FULL_SHARD the parameters live as shares between steps: call tr.GatherParameters()"; !strings.Contains(full[r].Err, want) {
+			t.Errorf("process %d: Predict on released parameters said %q, want %q", r, full[r].Err, want)
 		}
 	}
 }
@@ -376,6 +412,12 @@ func TestEvalAcrossProcesses(t *testing.T) {
 	const steps = 8
 	one := launch(t, 1, "eval", envSteps+"="+strconv.Itoa(steps))
 	two := launch(t, 2, "eval", envSteps+"="+strconv.Itoa(steps))
+	full := launch(t, 2, "eval", envSteps+"="+strconv.Itoa(steps), "ACCELERATE_USE_FSDP=true", "FSDP_SHARDING_STRATEGY=FULL_SHARD")
+	for r, got := range full { // gathered for the evaluation, released after it
+		if d := math.Abs(got.EvalAfter-two[r].EvalAfter) / two[r].EvalAfter; d > 1e-5 || got.EvalBefore != two[r].EvalBefore || !got.Released {
+			t.Errorf("process %d: FULL_SHARD evaluated %v/%v (released after: %v), DDP %v/%v", r, got.EvalBefore, got.EvalAfter, got.Released, two[r].EvalBefore, two[r].EvalAfter)
+		}
+	}
 	if one[0].EvalBefore <= 0 || one[0].EvalAfter >= one[0].EvalBefore {
 		t.Fatalf("one process: held-out loss %v before training, %v after", one[0].EvalBefore, one[0].EvalAfter)
 	}
@@ -392,71 +434,125 @@ func TestEvalAcrossProcesses(t *testing.T) {
 	}
 }
 
-// FSDP's SHARD_GRAD_OP against DDP on 2 and 4 processes: 20 AdamW steps
-// (decay on the matrices, clipping by the global norm) on the same
-// batches give per-step losses within 1e-5 relative and final weights
-// within 1e-4 (the FSDP parity tests' standard), every process holding the
-// same weights, and each process's masters and optimizer state at most
-// 1/N + 10% of DDP's.
-func TestShardGradOpFollowsDDP(t *testing.T) {
+// FSDP's SHARD_GRAD_OP and FULL_SHARD against DDP on 2 and 4 processes:
+// 20 AdamW steps (decay on the matrices, clipping by the global norm) on
+// the same batches give per-step losses within 1e-5 relative and final
+// weights within 1e-4 (the FSDP parity tests' standard), every process
+// holding the same weights. Each process's masters and optimizer state are
+// at most 1/N + 10% of DDP's; with FULL_SHARD, between steps, everything
+// it holds for training (parameters, masters, optimizer state, gradients)
+// is.
+func TestShardingFollowsDDP(t *testing.T) {
 	const steps = 20
 	for _, n := range []int{2, 4} {
-		t.Run(strconv.Itoa(n), func(t *testing.T) {
-			common := []string{envSteps + "=" + strconv.Itoa(steps), envAdamW + "=1"}
-			ddp := launch(t, n, "train", common...)
-			sharded := launch(t, n, "train", append(common, "ACCELERATE_USE_FSDP=true", "FSDP_SHARDING_STRATEGY=SHARD_GRAD_OP")...)
-			if len(sharded[0].Losses) != steps {
-				t.Fatalf("%d losses", len(sharded[0].Losses))
-			}
-			for i, want := range ddp[0].Losses {
-				if got := sharded[0].Losses[i]; math.Abs(got-want) > 1e-5*math.Max(1, math.Abs(want)) {
-					t.Errorf("step %d: SHARD_GRAD_OP's loss %.9g, DDP's %.9g", i, got, want)
+		common := []string{envSteps + "=" + strconv.Itoa(steps), envAdamW + "=1"}
+		var ddp []workerResult
+		for _, strategy := range []string{"SHARD_GRAD_OP", "FULL_SHARD"} {
+			t.Run(fmt.Sprintf("%s/%d", strategy, n), func(t *testing.T) {
+				if ddp == nil {
+					ddp = launch(t, n, "train", common...)
 				}
-			}
-			if ddp[0].Losses[steps-1] >= ddp[0].Losses[0] {
-				t.Fatalf("DDP did not learn: %v", ddp[0].Losses)
-			}
-			for name, want := range ddp[0].Vars {
-				if d := maxDiff(sharded[0].Vars[name], want); d > 1e-4 || len(sharded[0].Vars[name]) != len(want) {
-					t.Errorf("%s: SHARD_GRAD_OP differs from DDP by %g", name, d)
-				}
-				for r := 1; r < n; r++ {
-					if d := maxDiff(sharded[r].Vars[name], sharded[0].Vars[name]); d != 0 {
-						t.Errorf("%s: process %d differs from process 0 by %g", name, r, d)
-					}
-				}
-			}
-			bound := func(full int64) int64 { return int64(float64(full) * (1/float64(n) + 0.1)) }
-			for r, w := range sharded {
-				full := ddp[r].State
-				if w.State.Optimizer == 0 || w.State.Optimizer > bound(full.Optimizer) || w.State.Masters > bound(full.Masters) {
-					t.Errorf("process %d holds %+v, DDP %+v: want masters and optimizer state ≤ 1/%d + 10%% of DDP's", r, w.State, full, n)
-				}
-			}
-			t.Logf("%d processes: process 0 holds %+v sharded, %+v with DDP", n, sharded[0].State, ddp[0].State)
+				sharded := launch(t, n, "train", append(common, "ACCELERATE_USE_FSDP=true", "FSDP_SHARDING_STRATEGY="+strategy)...)
+				checkFollowsDDP(t, strategy, sharded, ddp, steps, n)
+			})
+		}
+	}
+	// Gradient accumulation: the parameters stay gathered, and the
+	// gradients collect, until the synchronising micro-batch.
+	t.Run("FULL_SHARD/2/accumulating", func(t *testing.T) {
+		common := []string{envSteps + "=" + strconv.Itoa(steps), envAdamW + "=1", envAccum + "=2"}
+		ddp := launch(t, 2, "train", common...)
+		sharded := launch(t, 2, "train", append(common, "ACCELERATE_USE_FSDP=true", "FSDP_SHARDING_STRATEGY=FULL_SHARD")...)
+		checkFollowsDDP(t, "FULL_SHARD", sharded, ddp, steps, 2)
+	})
+	// The hybrid strategies on 2 nodes of 2 processes: each node shards
+	// the state in two, and the nodes hold the same shares.
+	ddp := launch(t, 4, "train", envSteps+"="+strconv.Itoa(steps), envAdamW+"=1", envNodes+"=2")
+	for _, strategy := range []string{"HYBRID_SHARD", "HYBRID_SHARD_ZERO2"} {
+		t.Run(strategy+"/2x2", func(t *testing.T) {
+			sharded := launch(t, 4, "train", envSteps+"="+strconv.Itoa(steps), envAdamW+"=1", envNodes+"=2",
+				"ACCELERATE_USE_FSDP=true", "FSDP_SHARDING_STRATEGY="+strategy)
+			checkFollowsDDP(t, strategy, sharded, ddp, steps, 2)
 		})
 	}
 }
 
-// A SHARD_GRAD_OP checkpoint resumes: on the same 2 processes to the bit,
+// checkFollowsDDP compares a sharded run with DDP's; the state is split in
+// shards (the processes of a node with the hybrid strategies).
+func checkFollowsDDP(t *testing.T, strategy string, sharded, ddp []workerResult, steps, shards int) {
+	t.Helper()
+	n := len(sharded)
+	if len(sharded[0].Losses) != steps {
+		t.Fatalf("%d losses", len(sharded[0].Losses))
+	}
+	for i, want := range ddp[0].Losses {
+		if got := sharded[0].Losses[i]; math.Abs(got-want) > 1e-5*math.Max(1, math.Abs(want)) {
+			t.Errorf("step %d: %s's loss %.9g, DDP's %.9g", i, strategy, got, want)
+		}
+	}
+	if ddp[0].Losses[steps-1] >= ddp[0].Losses[0] {
+		t.Fatalf("DDP did not learn: %v", ddp[0].Losses)
+	}
+	for name, want := range ddp[0].Vars {
+		if d := maxDiff(sharded[0].Vars[name], want); d > 1e-4 || len(sharded[0].Vars[name]) != len(want) {
+			t.Errorf("%s: %s differs from DDP by %g", name, strategy, d)
+		}
+		for r := 1; r < n; r++ {
+			if d := maxDiff(sharded[r].Vars[name], sharded[0].Vars[name]); d != 0 {
+				t.Errorf("%s: process %d differs from process 0 by %g", name, r, d)
+			}
+		}
+	}
+	bound := func(full int64) int64 { return int64(float64(full) * (1/float64(shards) + 0.1)) }
+	releases := strategy == "FULL_SHARD" || strategy == "HYBRID_SHARD"
+	for r, w := range sharded {
+		full, got := ddp[r].State, w.State
+		if got.Optimizer == 0 || got.Optimizer > bound(full.Optimizer) || got.Masters > bound(full.Masters) {
+			t.Errorf("process %d holds %+v, DDP %+v: want masters and optimizer state ≤ 1/%d + 10%% of DDP's", r, got, full, shards)
+		}
+		if !releases {
+			if w.Released || got.Parameters == 0 {
+				t.Errorf("process %d: %s released the parameters (%+v)", r, strategy, got)
+			}
+			continue
+		}
+		if !w.Released || got.Total() > bound(full.Total()) || got.Gradients > bound(full.Gradients) ||
+			got.Masters+got.Optimizer+got.Gradients > bound(full.Masters+full.Optimizer+full.Gradients) {
+			t.Errorf("process %d holds %+v between steps (released: %v), DDP %+v: want every part and the total ≤ 1/%d + 10%% of DDP's", r, got, w.Released, full, shards)
+		}
+	}
+	t.Logf("%d processes: process 0 holds %+v with %s, %+v with DDP", n, sharded[0].State, strategy, ddp[0].State)
+}
+
+// A sharded checkpoint resumes: on the same 2 processes to the bit,
 // re-sharded on 4 processes and without FSDP within the rounding of a
 // different reduction order. With FULL_STATE_DICT it holds the whole
 // optimizer state (each variable of a parameter's moments joined from every
 // process's share, named as DDP names it); with SHARDED_STATE_DICT each
 // process writes its share of the masters and of the optimizer state, and
 // loading joins them.
+// FULL_SHARD's checkpoints are the same files and resume the same ways, and
+// so are HYBRID_SHARD's on 2 nodes of 2 (the first node's shares written,
+// the second node's files empty).
 func TestShardedCheckpointResumes(t *testing.T) {
-	for _, dict := range []string{"FULL_STATE_DICT", "SHARDED_STATE_DICT"} {
-		t.Run(dict, func(t *testing.T) { testShardedResume(t, dict) })
+	for _, strategy := range []string{"SHARD_GRAD_OP", "FULL_SHARD", "HYBRID_SHARD"} {
+		for _, dict := range []string{"FULL_STATE_DICT", "SHARDED_STATE_DICT"} {
+			t.Run(strategy+"/"+dict, func(t *testing.T) { testShardedResume(t, strategy, dict) })
+		}
 	}
 }
 
-func testShardedResume(t *testing.T, dict string) {
+func testShardedResume(t *testing.T, strategy, dict string) {
 	const steps, saveAt = 12, 6
 	ckpt := filepath.Join(t.TempDir(), "ckpt")
-	fsdpEnv := []string{"ACCELERATE_USE_FSDP=true", "FSDP_SHARDING_STRATEGY=SHARD_GRAD_OP", "FSDP_STATE_DICT_TYPE=" + dict}
+	fsdpEnv := []string{"ACCELERATE_USE_FSDP=true", "FSDP_SHARDING_STRATEGY=" + strategy, "FSDP_STATE_DICT_TYPE=" + dict}
+	n, reshard := 2, fsdpEnv
+	if strategy == "HYBRID_SHARD" { // on 2 nodes of 2; re-sharded as FULL_SHARD on one node of 4
+		n, fsdpEnv = 4, append(fsdpEnv, envNodes+"=2")
+		reshard = []string{"ACCELERATE_USE_FSDP=true", "FSDP_SHARDING_STRATEGY=FULL_SHARD", "FSDP_STATE_DICT_TYPE=" + dict}
+	}
 	common := []string{envAdamW + "=1", envSteps + "=" + strconv.Itoa(steps), envCkpt + "=" + ckpt}
-	full := launch(t, 2, "train", append(append(common, fsdpEnv...), envSaveAt+"="+strconv.Itoa(saveAt))...)
+	full := launch(t, n, "train", append(append(common, fsdpEnv...), envSaveAt+"="+strconv.Itoa(saveAt))...)
 	const moment = "/adamw/model/hidden/dense/weights_exp_avg"
 	if dict == "FULL_STATE_DICT" {
 		f, err := safetensors.ReadFile(filepath.Join(ckpt, "optimizer.safetensors"))
@@ -473,8 +569,8 @@ func testShardedResume(t *testing.T, dict string) {
 		}
 	} else {
 		for _, base := range []string{"model", "optimizer"} {
-			for r := 0; r < 2; r++ {
-				if _, err := os.Stat(filepath.Join(ckpt, checkpoint.ShardFile(base, r, 2))); err != nil {
+			for r := 0; r < n; r++ {
+				if _, err := os.Stat(filepath.Join(ckpt, checkpoint.ShardFile(base, r, n))); err != nil {
 					t.Errorf("no shard of process %d: %v", r, err)
 				}
 			}
@@ -482,7 +578,7 @@ func testShardedResume(t *testing.T, dict string) {
 				t.Errorf("a sharded state dict also wrote the whole %s.safetensors", base)
 			}
 		}
-		f, err := safetensors.ReadFile(filepath.Join(ckpt, checkpoint.ShardFile("optimizer", 1, 2)))
+		f, err := safetensors.ReadFile(filepath.Join(ckpt, checkpoint.ShardFile("optimizer", 1, n)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -502,8 +598,8 @@ func testShardedResume(t *testing.T, dict string) {
 		env  []string
 		tol  float64 // 0: to the bit
 	}{
-		{"same 2 processes", 2, fsdpEnv, 0},
-		{"re-sharded on 4", 4, fsdpEnv, 1e-5},
+		{"the same processes", n, fsdpEnv, 0},
+		{"re-sharded on 4", 4, reshard, 1e-5},
 		{"DDP on 2", 2, nil, 1e-5},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -526,22 +622,19 @@ func testShardedResume(t *testing.T, dict string) {
 	}
 }
 
-// What the Trainer cannot shard is refused on every process, naming the
-// strategy, why, and what to use instead.
-func TestUnshardableStrategiesAreRefused(t *testing.T) {
-	for strategy, want := range map[string]string{
-		"FULL_SHARD":         "FSDP's FULL_SHARD is not available for GoMLX models: it saves memory by gathering one unit's parameters at a time",
-		"HYBRID_SHARD_ZERO2": "FSDP's HYBRID_SHARD_ZERO2 (sharding within each node, replicas across nodes) is not available for GoMLX models yet",
-	} {
-		env := []string{"ACCELERATE_USE_FSDP=true", "FSDP_SHARDING_STRATEGY=" + strategy}
-		if strategy == "HYBRID_SHARD_ZERO2" {
-			// Two nodes of one process each, as far as the plugin's check goes.
-			env = append(env, accelerate.EnvLocalWorldSize+"=1", accelerate.EnvLocalRank+"=0")
+// The hybrid strategies need the launchers' numbering (rank = node ·
+// processes per node + local rank): a group numbered otherwise is refused
+// on every process, naming the rank and the layout.
+func TestHybridNeedsRanksByNode(t *testing.T) {
+	res := launch(t, 4, "refused", envSteps+"=2", envNodes+"=2", "ACCELERATE_USE_FSDP=true", "FSDP_SHARDING_STRATEGY=HYBRID_SHARD",
+		accelerate.EnvLocalRank+"=0") // every process claims local rank 0
+	for r, w := range res {
+		want := fmt.Sprintf("FSDP's HYBRID_SHARD: rank %d is local rank 0 of 2 processes per node, in a group of 4: it needs the same number of processes on every node, numbered node by node", r)
+		if r%2 == 0 {
+			want = "" // consistent: ranks 0 and 2 are local rank 0
 		}
-		for r, w := range launch(t, 2, "refused", env...) {
-			if !strings.Contains(w.Err, want) || !strings.Contains(w.Err, "SHARD_GRAD_OP") {
-				t.Errorf("%s, process %d: %q", strategy, r, w.Err)
-			}
+		if want != "" && !strings.Contains(w.Err, want) {
+			t.Errorf("process %d: %q, want %q", r, w.Err, want)
 		}
 	}
 }

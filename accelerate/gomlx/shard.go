@@ -18,7 +18,8 @@ import (
 	"github.com/goaccel/goaccel/accelerate/pg"
 )
 
-// Sharded training (FSDP's SHARD_GRAD_OP, ZeRO-2). The trainable variables
+// Sharded training (FSDP's SHARD_GRAD_OP, ZeRO-2; FULL_SHARD and the
+// hybrid strategies build on it: fullshard.go, hybrid.go). The trainable variables
 // are seen as one flat float32 vector, in the Trainer's parameter order,
 // padded to N equal shares; process r owns share r, as torch's FSDP owns
 // chunk r of a flat parameter. Every process keeps the whole model's
@@ -40,13 +41,20 @@ import (
 
 // shardLayout is this process's share of the flat parameter vector.
 type shardLayout struct {
-	rank, world  int
-	total, share int
-	flat         []float32 // world·share: the gradients (each param's hostGrad is a view), then the gathered parameters
-	grad         []float32 // share: the mean gradient of this process's share
-	own          []float32 // share: this process's updated parameters
-	segs         []segment // the parameters that meet the share, in order
-	exec         *context.Exec
+	// group shards the parameters (the whole group, or with the hybrid
+	// strategies this node's processes); replicas, with the hybrid
+	// strategies, are the processes of the other nodes that hold the same
+	// share (its rank is the node's index), nil otherwise.
+	group, replicas *pg.Group
+	rank, world     int
+	total, share    int
+	flat            []float32 // world·share: the gradients (each param's hostGrad is a view), then the gathered parameters
+	grad            []float32 // share: the mean gradient of this process's share
+	own             []float32 // share: this process's updated parameters
+	segs            []segment // the parameters that meet the share, in order
+	exec            *context.Exec
+	released        bool // FULL_SHARD: the model's variables and flat are dropped (fullshard.go)
+	accumulating    bool // gradients of micro-batches are in flat, waiting for the synchronising one
 }
 
 // segment is the part [from, to) of one parameter's flat values that lies
@@ -58,48 +66,39 @@ type segment struct {
 	master   *context.Variable // float32 [to-from], in the masters' context
 }
 
-// shardingStrategy returns whether t shards (FSDP with more than one
-// process), refusing what it cannot do.
-func shardingStrategy(t *Trainer) (bool, error) {
+// shardingStrategy returns how t shards (FSDP with more than one
+// process; 0: it does not), refusing what it cannot do.
+func shardingStrategy(t *Trainer) (fsdp.ShardingStrategy, error) {
 	p := t.acc.FSDPPlugin()
 	if p == nil || p.ShardingStrategy == fsdp.NoShard || t.acc.NumProcesses() == 1 {
-		return false, nil
+		return 0, nil
 	}
-	switch p.ShardingStrategy {
-	case fsdp.ShardGradOp:
-	case fsdp.FullShard, fsdp.HybridShard:
-		// FSDP gathers one unit's parameters at a time while it runs; a
-		// GoMLX model steps as one XLA graph that reads every parameter,
-		// so gathering them per step would hold them all anyway.
-		return false, fmt.Errorf("gomlx: NewTrainer: FSDP's %v is not available for GoMLX models: it saves memory by gathering one unit's "+
-			"parameters at a time while it runs, and a GoMLX model trains as one XLA graph that reads all of them at once; use SHARD_GRAD_OP "+
-			"(each process keeps 1/%d of the float32 masters and of the optimizer state: FSDP_SHARDING_STRATEGY=SHARD_GRAD_OP, or "+
-			"fsdp.Plugin{ShardingStrategy: fsdp.ShardGradOp}) or NO_SHARD", p.ShardingStrategy, t.acc.NumProcesses())
-	default:
-		return false, fmt.Errorf("gomlx: NewTrainer: FSDP's %v (sharding within each node, replicas across nodes) is not available for GoMLX models yet: "+
-			"use SHARD_GRAD_OP (across every process) or NO_SHARD", p.ShardingStrategy)
+	if p.ShardingStrategy.Hybrid() && t.acc.LocalNumProcesses() == t.acc.NumProcesses() {
+		// The Accelerator refuses it; a plugin set on an Accelerator made otherwise is caught here.
+		return 0, fmt.Errorf("gomlx: NewTrainer: FSDP's %v shards within each node and replicates across nodes, but all %d processes run on one node",
+			p.ShardingStrategy, t.acc.NumProcesses())
 	}
 	if t.scaler != nil {
-		return false, errors.New("gomlx: NewTrainer: fp16's loss scaler with FSDP's sharded optimizer is not available yet: use mixed precision \"bf16\" or \"no\"")
+		return 0, errors.New("gomlx: NewTrainer: fp16's loss scaler with FSDP's sharded optimizer is not available yet: use mixed precision \"bf16\" or \"no\"")
 	}
-	return true, nil
+	return p.ShardingStrategy, nil
 }
 
 // buildShards lays params out flat, makes their host gradients views of the
 // flat buffer and creates the masters of this process's share from the
 // parameters' host values.
 func (t *Trainer) buildShards(params []*param, masters *context.Context) (*shardLayout, error) {
-	g := t.acc.Group()
-	if g == nil {
-		return nil, errors.New("gomlx: FSDP: the Accelerator has no process group")
+	g, replicas, err := t.shardGroups()
+	if err != nil {
+		return nil, err
 	}
 	total := 0
 	for _, p := range params {
-		total += len(p.host)
+		total += p.size()
 	}
 	world := g.Size()
 	share := (total + world - 1) / world
-	l := &shardLayout{rank: g.Rank(), world: world, total: total, share: share,
+	l := &shardLayout{group: g, replicas: replicas, rank: g.Rank(), world: world, total: total, share: share,
 		flat: make([]float32, world*share), grad: make([]float32, share), own: make([]float32, share)}
 	lo, hi := min(l.rank*share, total), min((l.rank+1)*share, total)
 	at := 0
@@ -111,6 +110,7 @@ func (t *Trainer) buildShards(params []*param, masters *context.Context) (*shard
 			s.master = masters.Checked(false).InAbsPath(p.v.Scope()).VariableWithValue(fmt.Sprintf("%s[%d:%d]", p.v.Name(), s.from, s.to),
 				tensors.FromFlatDataAndDimensions(append([]float32(nil), p.host[s.from:s.to]...), s.to-s.from))
 			setWholeOf(masters, s)
+			copy(l.own[s.at:], p.host[s.from:s.to])
 			l.segs = append(l.segs, s)
 		}
 		at += n
@@ -154,10 +154,11 @@ func wholeOf(ctx *context.Context, v *context.Variable) (name string, dims []int
 	return name, dims, true
 }
 
-// loadShards writes the share's masters from the parameters' host values
-// (after process 0's broadcast or a checkpoint).
+// loadShards writes the share's masters, and own, from the parameters'
+// host values (after process 0's broadcast or a checkpoint).
 func (l *shardLayout) loadShards() error {
 	for _, s := range l.segs {
+		copy(l.own[s.at:], s.p.host[s.from:s.to])
 		v := tensors.FromFlatDataAndDimensions(append([]float32(nil), s.p.host[s.from:s.to]...), s.to-s.from)
 		if err := s.master.SetValue(v); err != nil {
 			return fmt.Errorf("gomlx: setting %s: %w", s.master.ScopeAndName(), err)
@@ -183,8 +184,11 @@ func (t *Trainer) afterShardedStep() error {
 	}, func() error {
 		clear(l.flat[l.total:])
 		// In place: the flat gradients are scratch once reduced.
-		share, err := t.acc.Group().ReduceScatterInPlaceFloat32(ctx, l.flat, pg.Mean)
+		share, err := l.group.ReduceScatterInPlaceFloat32(ctx, l.flat, pg.Mean)
 		copy(l.grad, share)
+		if err == nil && l.replicas != nil { // the same share on every node: the mean of the nodes' means
+			err = l.replicas.AllReduceFloat32(ctx, l.grad, pg.Mean)
+		}
 		return err
 	})
 	t.mu.Lock()
@@ -197,7 +201,11 @@ func (t *Trainer) afterShardedStep() error {
 	if err != nil {
 		return fmt.Errorf("gomlx: FSDP: reduce-scattering the gradients: %w", err)
 	}
-	if !t.acc.SyncGradientsNow() {
+	sync := t.acc.SyncGradientsNow()
+	t.mu.Lock()
+	l.accumulating = !sync
+	t.mu.Unlock()
+	if !sync {
 		return nil
 	}
 	if err := t.clipShard(); err != nil {
@@ -207,7 +215,10 @@ func (t *Trainer) afterShardedStep() error {
 		return err
 	}
 	t.zeroHostGrads()
-	return t.checkDivergence()
+	if err := t.checkDivergence(); err != nil {
+		return err
+	}
+	return t.release()
 }
 
 // clipShard clips the share's gradients as WithClipGradNorm and
@@ -235,7 +246,7 @@ func (t *Trainer) clipShard() error {
 			op = pg.Max
 		}
 		total := []float64{local}
-		if err := t.acc.Group().AllReduceFloat64(t.acc.Context(), total, op); err != nil {
+		if err := l.group.AllReduceFloat64(t.acc.Context(), total, op); err != nil { // the node's shares cover every value
 			return fmt.Errorf("gomlx: FSDP: the gradients' norm: %w", err)
 		}
 		norm := total[0]
@@ -289,14 +300,20 @@ func (t *Trainer) applyShard() error {
 		}
 	}
 	apply := time.Since(start)
-	if err := t.acc.Group().AllGatherFloat32(t.acc.Context(), l.flat, l.own); err != nil {
-		return fmt.Errorf("gomlx: FSDP: all-gathering the parameters: %w", err)
+	if !t.releases() { // FULL_SHARD gathers before the next step instead
+		if err := l.group.AllGatherFloat32(t.acc.Context(), l.flat, l.own); err != nil {
+			return fmt.Errorf("gomlx: FSDP: all-gathering the parameters: %w", err)
+		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.stats.Apply += apply
 	at := 0
 	for _, p := range t.params {
+		if t.releases() {
+			p.host = nil // gathered again from the new shares when needed (gatherHost)
+			continue
+		}
 		copy(p.host, l.flat[at:at+len(p.host)])
 		at += len(p.host)
 		if err := p.v.SetValue(fromHost(p.host, p.v.DType(), p.shape)); err != nil {
@@ -373,14 +390,20 @@ func (t *Trainer) shardExec() (*context.Exec, error) {
 }
 
 // StateBytes is the memory this process holds for training state, by
-// part: the float32 masters, the optimizer's state (in the masters'
-// context) and the host gradient buffers. With FSDP's SHARD_GRAD_OP the
-// first two are this process's share.
+// part: the model's parameters (its variables in the compute dtype and
+// host copies of them), the float32 masters, the optimizer's state (in the
+// masters' context) and the gradients (the training graph's float32
+// gradient variables and the host buffers). With FSDP's SHARD_GRAD_OP the
+// masters and the optimizer state are this process's share; with
+// FULL_SHARD, between steps, everything is.
 type StateBytes struct {
-	Masters, Optimizer, Gradients int64
+	Parameters, Masters, Optimizer, Gradients int64
 }
 
-// StateBytes measures what this process holds (zero before the first
+// Total is the sum of the parts.
+func (b StateBytes) Total() int64 { return b.Parameters + b.Masters + b.Optimizer + b.Gradients }
+
+// StateBytes measures what this process holds now (zero before the first
 // step builds the model).
 func (t *Trainer) StateBytes() StateBytes {
 	t.mu.Lock()
@@ -391,10 +414,18 @@ func (t *Trainer) StateBytes() StateBytes {
 	}
 	if t.shard != nil {
 		b.Gradients = int64(4 * (len(t.shard.flat) + len(t.shard.grad)))
-	} else {
-		for _, p := range t.params {
+	}
+	for _, p := range t.params {
+		if t.shard == nil {
 			b.Gradients += int64(4 * len(p.hostGrad))
 		}
+		if p.grad != nil && p.grad.HasValue() {
+			b.Gradients += int64(p.grad.Shape().Memory())
+		}
+		if p.v.HasValue() && p.master != p.v {
+			b.Parameters += int64(p.v.Shape().Memory())
+		}
+		b.Parameters += int64(4 * len(p.host))
 	}
 	for v := range t.masters.IterVariables() {
 		if !v.HasValue() {

@@ -67,6 +67,9 @@ func (t *Trainer) localState() (l *shardLayout, params []*param, mine []statePie
 	for i, p := range params {
 		index[p] = i
 	}
+	if !l.writesShares() { // another node's copy of the same shares
+		return l, params, nil, nil, nil
+	}
 	for v := range masters.IterVariables() {
 		if v.Trainable || !v.HasValue() || v.Name() == optimizers.ParamLearningRate {
 			continue
@@ -83,7 +86,7 @@ func (t *Trainer) localState() (l *shardLayout, params []*param, mine []statePie
 				Data: tensors.MustCopyFlatData[float32](val)})
 			continue
 		}
-		if l.rank == 0 {
+		if t.acc.ProcessIndex() == 0 {
 			st, err := toSafetensor(v.ScopeAndName(), val)
 			if err != nil {
 				return nil, nil, nil, nil, err
@@ -185,7 +188,7 @@ func (t *Trainer) shareOfState(ts []safetensors.Tensor) ([]safetensors.Tensor, e
 func (t *Trainer) paramOfState(scope, name string, size int) *param {
 	var best *param
 	for _, p := range t.params {
-		if len(p.host) != size || !strings.HasPrefix(name, p.v.Name()) || !scopeEndsWith(scope, p.v.Scope()) || scope == p.v.Scope() {
+		if p.size() != size || !strings.HasPrefix(name, p.v.Name()) || !scopeEndsWith(scope, p.v.Scope()) || scope == p.v.Scope() {
 			continue
 		}
 		if best == nil || len(p.v.Name()) > len(best.v.Name()) {
@@ -209,7 +212,7 @@ func (o *optimizerState) ShardedState() bool { return o.t.shardedStateDict() }
 // ShardTensors implements accelerate.ShardedState.
 func (o *optimizerState) ShardTensors() ([]safetensors.Tensor, map[string][]int, error) {
 	t := o.t
-	l, params, mine, out, err := t.localState()
+	_, params, mine, out, err := t.localState()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -219,7 +222,7 @@ func (o *optimizerState) ShardTensors() ([]safetensors.Tensor, map[string][]int,
 		shapes[pc.key()] = p.shape
 		out = append(out, safetensors.FromFloat32s(checkpoint.RangeName(pc.key(), pc.From, pc.To), []int{pc.To - pc.From}, pc.Data))
 	}
-	if l.rank == 0 {
+	if t.acc.ProcessIndex() == 0 {
 		own, err := t.modelStateTensors()
 		if err != nil {
 			return nil, nil, err
@@ -244,9 +247,12 @@ func (m *modelView) ShardTensors() ([]safetensors.Tensor, map[string][]int, erro
 	}
 	var out []safetensors.Tensor
 	shapes := map[string][]int{}
+	if !t.shard.writesShares() { // another node's copy of the first node's shares
+		return out, shapes, nil
+	}
 	for _, s := range t.shard.segs {
 		shapes[s.p.name] = s.p.shape
-		out = append(out, safetensors.FromFloat32s(checkpoint.RangeName(s.p.name, s.from, s.to), []int{s.to - s.from}, s.p.host[s.from:s.to]))
+		out = append(out, safetensors.FromFloat32s(checkpoint.RangeName(s.p.name, s.from, s.to), []int{s.to - s.from}, t.shard.own[s.at:s.at+s.to-s.from]))
 	}
 	return out, shapes, nil
 }

@@ -40,7 +40,10 @@ type Trainer struct {
 	compute dtypes.DType // the dtype the model computes in
 	cfg     config
 	scaler  *amp.GradScaler // fp16 only
-	sharded bool            // FSDP SHARD_GRAD_OP (shard.go)
+	sharded bool            // FSDP SHARD_GRAD_OP or FULL_SHARD (shard.go)
+	// fullShard: FSDP's FULL_SHARD, the parameters live as shares
+	// between steps (fullshard.go).
+	fullShard bool
 
 	mu       sync.Mutex
 	built    bool
@@ -73,6 +76,8 @@ type Stats struct {
 	ToHost     time.Duration // copying gradients to the host (and accumulating them)
 	AllReduce  time.Duration // the all-reduces of the gradients, waiting for the slowest process included
 	Apply      time.Duration // the update graph
+	Gathers    int           // FSDP's FULL_SHARD: all-gathers of the parameters before a step
+	Gather     time.Duration // their time, setting the model's variables included
 }
 
 // Stats returns the time spent so far between and after the training
@@ -145,9 +150,11 @@ func NewTrainer(acc *accelerate.Accelerator, backend backends.Backend, ctx *cont
 		return nil, fmt.Errorf("gomlx: NewTrainer: mixed precision %q: the %s backend cannot compute in %s; use mixed precision \"no\" or the XLA backend",
 			acc.MixedPrecision(), backend.Name(), t.compute)
 	}
-	if t.sharded, err = shardingStrategy(t); err != nil {
+	strategy, err := shardingStrategy(t)
+	if err != nil {
 		return nil, err
 	}
+	t.sharded, t.fullShard = strategy != 0, strategy.ShardsParameters()
 	ctx.InAbsPath(context.RootScope).SetParam(ParamComputeDType, t.compute.String())
 	if t.fused = t.fusedPossible(); t.fused {
 		t.masters = ctx
@@ -304,6 +311,9 @@ func (t *Trainer) SkippedSteps() int {
 // all-reduced, clipped and applied as the package doc says. It returns the
 // training metrics of train.Trainer.TrainStep (this process's).
 func (t *Trainer) TrainStep(spec any, inputs, labels []*tensors.Tensor) ([]*tensors.Tensor, error) {
+	if err := t.gather(); err != nil {
+		return nil, err
+	}
 	m, err := t.trainer.TrainStep(spec, inputs, labels)
 	if err != nil {
 		return nil, t.stepError(err)

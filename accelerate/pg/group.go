@@ -72,6 +72,11 @@ type Group struct {
 
 	peers []*peer // by rank; nil at this rank
 
+	// A sub-group (Sub): the group whose connections it uses, and the
+	// ranks there of its ranks.
+	parent *Group
+	global []int
+
 	closeMu sync.Mutex
 	closed  bool
 }
@@ -412,7 +417,9 @@ func (g *Group) Close() error {
 	}
 	g.closed = true
 	g.closeMu.Unlock()
-	g.closeConns()
+	if g.parent == nil { // a sub-group's connections are its parent's
+		g.closeConns()
+	}
 	return nil
 }
 

@@ -103,6 +103,16 @@ type opCtx struct {
 func (g *Group) run(ctx context.Context, name string, h header, fn func(o *opCtx) error) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if p := g.parent; p != nil { // the connections are the parent's: one collective at a time on them
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.isClosed() {
+			return fmt.Errorf("pg: %s: %w", name, ErrClosed)
+		}
+		if p.broken != nil {
+			return fmt.Errorf("pg: %s: the process group is unusable after an earlier failure: %w", name, p.broken)
+		}
+	}
 	if g.isClosed() {
 		return fmt.Errorf("pg: %s: %w", name, ErrClosed)
 	}
@@ -136,6 +146,9 @@ func (g *Group) run(ctx context.Context, name string, h header, fn func(o *opCtx
 			err = first
 		}
 		g.broken = err
+		if g.parent != nil {
+			g.parent.broken = err
+		}
 		g.closeConns()
 	}
 	return err
@@ -169,9 +182,9 @@ func (o *opCtx) classify(rank int, err error) error {
 	case errors.Is(err, ErrMismatch), rank < 0:
 		return err
 	case isTimeout(err) || errors.Is(o.ctx.Err(), context.DeadlineExceeded):
-		return &RankError{Rank: rank, Op: o.name, Timeout: o.timeout, Err: err}
+		return &RankError{Rank: o.g.globalRank(rank), Op: o.name, Timeout: o.timeout, Err: err}
 	default:
-		return &RankError{Rank: rank, Op: o.name, Err: err}
+		return &RankError{Rank: o.g.globalRank(rank), Op: o.name, Err: err}
 	}
 }
 
@@ -238,7 +251,7 @@ func (o *opCtx) recvHeader(p *peer, wantCount int64) (uint64, error) {
 	}
 	if got != mine {
 		return 0, o.fail(p.rank, fmt.Errorf("%w: rank %d called %s while rank %d called %s; every rank must call the same collectives in the same order with matching lengths",
-			ErrMismatch, p.rank, got.describe(), o.g.rank, mine.describe()))
+			ErrMismatch, o.g.globalRank(p.rank), got.describe(), o.g.globalRank(o.g.rank), mine.describe()))
 	}
 	return got.count, nil
 }

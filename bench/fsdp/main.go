@@ -1,11 +1,12 @@
 // Command fsdp measures a training step of a GoMLX model under FSDP's
 // SHARD_GRAD_OP (accelerate/gomlx: float32 masters and optimizer state
-// sharded, gradients reduce-scattered, parameters all-gathered) beside DDP,
-// on 2 and 4 CPU worker processes started by goaccel's launcher as `goaccel
-// launch` starts them, interleaved round by round on the same cores: the
-// median step time of each, their ratio, and per process the bytes of
-// masters, optimizer state and host gradients, and the peak resident
-// memory (VmHWM).
+// sharded, gradients reduce-scattered, parameters all-gathered) and
+// FULL_SHARD (the parameters too are shares between steps, gathered before
+// the next) beside DDP, on 2 and 4 CPU worker processes started by
+// goaccel's launcher as `goaccel launch` starts them, interleaved round by
+// round on the same cores: the median step time of each, their ratio, and
+// per process the bytes it holds between steps (weights, masters, optimizer
+// state, gradients) and the peak resident memory (VmHWM).
 //
 //	go run ./bench/fsdp [-np 2,4] [-rounds 3] [-steps 30] [-width 1024] [-depth 4]
 package main
@@ -54,7 +55,7 @@ type result struct {
 	PeakRSSKB int64
 	Params    int
 	// Where the host half of a step went, per step on average.
-	ToHostMs, ReduceMs, ApplyMs float64
+	GatherMs, ToHostMs, ReduceMs, ApplyMs float64
 }
 
 func main() {
@@ -69,7 +70,7 @@ func main() {
 		return
 	}
 	nps := flag.String("np", "2,4", "process counts")
-	rounds := flag.Int("rounds", 3, "rounds (each runs DDP and SHARD_GRAD_OP once per process count)")
+	rounds := flag.Int("rounds", 3, "rounds (each runs DDP, SHARD_GRAD_OP and FULL_SHARD once per process count)")
 	var cfg config
 	flag.IntVar(&cfg.Steps, "steps", 30, "training steps per run (the first 5 are warm-up)")
 	flag.IntVar(&cfg.Width, "width", 1024, "width of the MLP's hidden layers")
@@ -79,7 +80,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	modes := []string{"DDP", "SHARD_GRAD_OP"}
+	modes := []string{"DDP", "SHARD_GRAD_OP", "FULL_SHARD"}
 	all := map[string][]result{} // "np/mode" → rank 0's result per round
 	for r := 0; r < *rounds; r++ {
 		for _, s := range strings.Split(*nps, ",") {
@@ -95,15 +96,15 @@ func main() {
 				key := fmt.Sprintf("%d/%s", np, mode)
 				all[key] = append(all[key], res...)
 				r0 := res[0]
-				fmt.Printf("round %d: %d processes %-13s step %7.2f ms (rank 0: to host %.2f, reduce %.2f, update %.2f)\n",
-					r+1, np, mode, r0.StepMs, r0.ToHostMs, r0.ReduceMs, r0.ApplyMs)
+				fmt.Printf("round %d: %d processes %-13s step %7.2f ms (rank 0: gather %.2f, to host %.2f, reduce %.2f, update %.2f)\n",
+					r+1, np, mode, r0.StepMs, r0.GatherMs, r0.ToHostMs, r0.ReduceMs, r0.ApplyMs)
 			}
 		}
 	}
 	fmt.Printf("\nMLP %d×%d (width %d, depth %d), global batch %d, AdamW; medians over %d rounds of rank 0; bytes per process\n\n",
 		cfg.Width, cfg.Width, cfg.Width, cfg.Depth, batch, *rounds)
-	fmt.Println("| processes | strategy | step ms | × DDP | masters | optimizer state | host gradients | peak RSS MiB (max rank) |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Println("| processes | strategy | step ms | × DDP | weights | masters | optimizer state | gradients | total | peak RSS MiB (max rank) |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 	for _, s := range strings.Split(*nps, ",") {
 		np := strings.TrimSpace(s)
 		ddp := median(rank0(all[np+"/DDP"]))
@@ -115,8 +116,9 @@ func main() {
 				peak = max(peak, r.PeakRSSKB)
 			}
 			last := r0[len(r0)-1]
-			fmt.Printf("| %s | %s | %.2f | %.2f | %s | %s | %s | %.0f |\n", np, mode, median(r0), median(r0)/ddp,
-				mib(last.State.Masters), mib(last.State.Optimizer), mib(last.State.Gradients), float64(peak)/1024)
+			fmt.Printf("| %s | %s | %.2f | %.2f | %s | %s | %s | %s | %s | %.0f |\n", np, mode, median(r0), median(r0)/ddp,
+				mib(last.State.Parameters), mib(last.State.Masters), mib(last.State.Optimizer), mib(last.State.Gradients),
+				mib(last.State.Total()), float64(peak)/1024)
 		}
 	}
 }
@@ -237,6 +239,7 @@ func worker(out string, cfg config) error {
 		}
 	}
 	slices.Sort(times)
+	// Between steps; before MasterValues gathers the whole masters.
 	res := result{Rank: acc.ProcessIndex(), State: tr.StateBytes(), PeakRSSKB: peakRSS()}
 	if len(times) > 0 {
 		res.StepMs = times[len(times)/2]
@@ -247,7 +250,7 @@ func worker(out string, cfg config) error {
 	st := tr.Stats()
 	if st.Steps > 0 {
 		per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(st.Steps) }
-		res.ToHostMs, res.ReduceMs, res.ApplyMs = per(st.ToHost), per(st.AllReduce), per(st.Apply)
+		res.GatherMs, res.ToHostMs, res.ReduceMs, res.ApplyMs = per(st.Gather), per(st.ToHost), per(st.AllReduce), per(st.Apply)
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
