@@ -249,3 +249,20 @@ func TestGradScalerDisabled(t *testing.T) {
 		t.Fatal("zero scale accepted")
 	}
 }
+
+// Another process's verdict (AddFoundInf, sharded gradients) skips the
+// step as an inf found here does; a clean verdict changes nothing.
+func TestGradScalerAddFoundInf(t *testing.T) {
+	s := newScaler(t, kwargs.GradScalerKwargs{InitScale: 1024})
+	ran := 0
+	s.Unscale32([][]float32{{1024, 2048}})
+	s.AddFoundInf(false)
+	if ok, err := s.Step(func() { ran++ }); !ok || err != nil || ran != 1 {
+		t.Fatalf("a clean verdict from elsewhere: stepped %v, %v", ok, err)
+	}
+	s.Unscale32([][]float32{{1024, 2048}}) // clean here
+	s.AddFoundInf(true)                    // inf in another process's share
+	if ok, err := s.Step(func() { ran++ }); ok || err != nil || ran != 1 || s.GetScale() != 512 {
+		t.Fatalf("an inf found elsewhere: stepped %v, %v, scale %v", ok, err, s.GetScale())
+	}
+}

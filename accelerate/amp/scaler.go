@@ -146,6 +146,16 @@ func (s *GradScaler) Unscale32(grads [][]float32) (foundInf bool) {
 	return foundInf
 }
 
+// AddFoundInf records that gradients unscaled elsewhere held inf or NaN:
+// with sharded gradients, another process's share (torch's
+// ShardedGradScaler all-reduces the verdict the same way), so that every
+// process skips the same step. It does nothing when found is false.
+func (s *GradScaler) AddFoundInf(found bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.foundInf = s.foundInf || found
+}
+
 // Step runs fn (the optimizer step) unless the gradients unscaled since the
 // last Step held inf/NaN, then updates the scale (torch's scaler.step +
 // scaler.update): after a skipped step the scale is multiplied by

@@ -19,7 +19,9 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/goaccel/goaccel/accelerate"
+	"github.com/goaccel/goaccel/accelerate/amp"
 	"github.com/goaccel/goaccel/accelerate/checkpoint"
+	"github.com/goaccel/goaccel/accelerate/kwargs"
 	"github.com/goaccel/goaccel/accelerate/pg"
 	"github.com/goaccel/goaccel/accelerate/safetensors"
 )
@@ -33,9 +35,11 @@ const (
 	envSteps    = "GOACCEL_GOMLX_TEST_STEPS"
 	envSaveAt   = "GOACCEL_GOMLX_TEST_SAVE_AT"
 	envCkpt     = "GOACCEL_GOMLX_TEST_CKPT"
-	envAdamW    = "GOACCEL_GOMLX_TEST_ADAMW" // AdamW with decay on matrices and clipping by norm, instead of Adam
-	envAccum    = "GOACCEL_GOMLX_TEST_ACCUM" // gradient accumulation steps
-	envNodes    = "GOACCEL_GOMLX_TEST_NODES" // launch: the processes as this many nodes (1 by default)
+	envAdamW    = "GOACCEL_GOMLX_TEST_ADAMW"  // AdamW with decay on matrices and clipping by norm, instead of Adam
+	envAccum    = "GOACCEL_GOMLX_TEST_ACCUM"  // gradient accumulation steps
+	envNodes    = "GOACCEL_GOMLX_TEST_NODES"  // launch: the processes as this many nodes (1 by default)
+	envScale    = "GOACCEL_GOMLX_TEST_SCALE"  // fp16's loss scaler, given to a float32 Trainer with this initial scale
+	envInfAt    = "GOACCEL_GOMLX_TEST_INF_AT" // with FSDP: process 1's share of the gradients overflows at this optimizer step
 	testSecret  = "gomlx-test-secret"
 	globalBatch = 32
 )
@@ -65,6 +69,9 @@ type workerResult struct {
 	// step and after the last, each process evaluating its shard.
 	EvalBefore float64 `json:"eval_before,omitempty"`
 	EvalAfter  float64 `json:"eval_after,omitempty"`
+	// fp16's loss scaler (envScale): steps skipped, the scale at the end.
+	Skipped int     `json:"skipped,omitempty"`
+	Scale   float64 `json:"scale,omitempty"`
 	// What the process holds for training state after the last step, and
 	// whether its parameters were shares then (FULL_SHARD).
 	State    StateBytes `json:"state"`
@@ -109,6 +116,15 @@ func workerMain(mode string) error {
 	if err != nil {
 		return err
 	}
+	if s := os.Getenv(envScale); s != "" {
+		// fp16's scaler on float32 arithmetic, as TestLossScaler does:
+		// the pure-Go backend has no float16.
+		scale, _ := strconv.ParseFloat(s, 64)
+		if tr.scaler, err = amp.NewGradScaler(kwargs.GradScalerKwargs{InitScale: scale}); err != nil {
+			return err
+		}
+	}
+	infAt, _ := strconv.Atoi(os.Getenv(envInfAt))
 	toy := &toyDataset{d: newToyData(), batch: globalBatch}
 	if mode == "unsynced" && acc.ProcessIndex() == 1 {
 		toy.pos = globalBatch // this process would draw the next batch
@@ -156,6 +172,14 @@ func workerMain(mode string) error {
 			return err
 		}
 		res.Losses = append(res.Losses, loss[0])
+		if step == 0 && infAt > 0 && acc.ProcessIndex() == 1 {
+			steps := 1
+			tr.shard.onShareReduced = func(grad []float32) {
+				if steps++; steps == infAt+1 && len(grad) > 0 {
+					grad[0] = float32(math.Inf(1))
+				}
+			}
+		}
 		if mode == "diverge" && step == 0 && acc.ProcessIndex() == 1 {
 			// A bug that touches one process's weights only.
 			v := tr.Masters().GetVariableByScopeAndName("/model/out/dense", "biases")
@@ -208,6 +232,9 @@ func workerMain(mode string) error {
 		res.Gathered, res.Direct = got[0], want
 	}
 	res.State, res.Released = tr.StateBytes(), tr.ParametersReleased() // between steps, before Parameters32 gathers
+	if tr.scaler != nil {
+		res.Skipped, res.Scale = tr.SkippedSteps(), tr.scaler.GetScale()
+	}
 	res.Vars = map[string][]float32{}
 	names := tr.model.ParameterNames() // the masters, whole (gathered when sharded)
 	for i, p := range tr.model.Parameters32() {
@@ -636,5 +663,44 @@ func TestHybridNeedsRanksByNode(t *testing.T) {
 		if want != "" && !strings.Contains(w.Err, want) {
 			t.Errorf("process %d: %q, want %q", r, w.Err, want)
 		}
+	}
+}
+
+// fp16's loss scaler under FSDP (on float32 arithmetic: the pure-Go
+// backend has no float16): with a scale of 2^10 the sharded steps are
+// DDP's unscaled ones; when one process's share of the gradients
+// overflows, every process skips that step and backs the scale off, and
+// they keep the same weights.
+func TestShardedLossScaler(t *testing.T) {
+	const steps = 8
+	common := []string{envSteps + "=" + strconv.Itoa(steps), envAdamW + "=1"}
+	ddp := launch(t, 2, "train", common...)
+	for _, strategy := range []string{"SHARD_GRAD_OP", "FULL_SHARD"} {
+		t.Run(strategy, func(t *testing.T) {
+			fsdpEnv := append(common, "ACCELERATE_USE_FSDP=true", "FSDP_SHARDING_STRATEGY="+strategy, envScale+"=1024")
+			scaled := launch(t, 2, "train", fsdpEnv...)
+			checkFollowsDDP(t, strategy, scaled, ddp, steps, 2)
+			for r, w := range scaled {
+				if w.Skipped != 0 || w.Scale != 1024 {
+					t.Errorf("process %d: %d steps skipped, scale %v; want none and 1024", r, w.Skipped, w.Scale)
+				}
+			}
+			overflow := launch(t, 2, "train", append(fsdpEnv, envInfAt+"=3")...)
+			for r, w := range overflow {
+				if w.Skipped != 1 || w.Scale != 512 {
+					t.Errorf("process %d: %d steps skipped, scale %v; want the third skipped on every process and the scale halved", r, w.Skipped, w.Scale)
+				}
+				for name, want := range overflow[0].Vars {
+					if d := maxDiff(w.Vars[name], want); d != 0 {
+						t.Errorf("%s: process %d differs from process 0 by %g", name, r, d)
+					}
+				}
+			}
+			for i := range 3 { // the steps before the skipped one are the clean run's
+				if overflow[0].Losses[i] != scaled[0].Losses[i] {
+					t.Errorf("step %d: loss %v, the clean run's %v", i, overflow[0].Losses[i], scaled[0].Losses[i])
+				}
+			}
+		})
 	}
 }

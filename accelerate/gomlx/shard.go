@@ -1,7 +1,6 @@
 package gomlx
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -54,7 +53,10 @@ type shardLayout struct {
 	segs            []segment // the parameters that meet the share, in order
 	exec            *context.Exec
 	released        bool // FULL_SHARD: the model's variables and flat are dropped (fullshard.go)
-	accumulating    bool // gradients of micro-batches are in flat, waiting for the synchronising one
+	// onShareReduced, set by tests, sees the share's reduced gradients
+	// before the loss scaler and the optimizer do.
+	onShareReduced func(grad []float32)
+	accumulating   bool // gradients of micro-batches are in flat, waiting for the synchronising one
 }
 
 // segment is the part [from, to) of one parameter's flat values that lies
@@ -77,9 +79,6 @@ func shardingStrategy(t *Trainer) (fsdp.ShardingStrategy, error) {
 		// The Accelerator refuses it; a plugin set on an Accelerator made otherwise is caught here.
 		return 0, fmt.Errorf("gomlx: NewTrainer: FSDP's %v shards within each node and replicates across nodes, but all %d processes run on one node",
 			p.ShardingStrategy, t.acc.NumProcesses())
-	}
-	if t.scaler != nil {
-		return 0, errors.New("gomlx: NewTrainer: fp16's loss scaler with FSDP's sharded optimizer is not available yet: use mixed precision \"bf16\" or \"no\"")
 	}
 	return p.ShardingStrategy, nil
 }
@@ -189,6 +188,9 @@ func (t *Trainer) afterShardedStep() error {
 		if err == nil && l.replicas != nil { // the same share on every node: the mean of the nodes' means
 			err = l.replicas.AllReduceFloat32(ctx, l.grad, pg.Mean)
 		}
+		if err == nil && l.onShareReduced != nil {
+			l.onShareReduced(l.grad)
+		}
 		return err
 	})
 	t.mu.Lock()
@@ -208,17 +210,61 @@ func (t *Trainer) afterShardedStep() error {
 	if !sync {
 		return nil
 	}
-	if err := t.clipShard(); err != nil {
-		return err
-	}
-	if err := t.applyShard(); err != nil {
-		return err
+	if t.scaler != nil {
+		if err := t.scaledShardStep(); err != nil {
+			return err
+		}
+	} else {
+		if err := t.clipShard(); err != nil {
+			return err
+		}
+		if err := t.applyShard(); err != nil {
+			return err
+		}
 	}
 	t.zeroHostGrads()
 	if err := t.checkDivergence(); err != nil {
 		return err
 	}
 	return t.release()
+}
+
+// scaledShardStep is a synchronising step with fp16's loss scaler: the
+// share's gradients are unscaled, the verdict is every share's (a process
+// whose share overflowed makes every process skip the step, as torch's
+// ShardedGradScaler does), then the share is clipped and applied, or the
+// step skipped and the scale backed off, on every process alike.
+func (t *Trainer) scaledShardStep() error {
+	l := t.shard
+	found := 0.0
+	if t.scaler.Unscale32([][]float32{l.grad}) {
+		found = 1
+	}
+	verdict := []float64{found}
+	if err := l.group.AllReduceFloat64(t.acc.Context(), verdict, pg.Max); err != nil { // the node's shares cover every value
+		return fmt.Errorf("gomlx: FSDP: the loss scaler's verdict: %w", err)
+	}
+	t.scaler.AddFoundInf(verdict[0] > 0)
+	if err := t.clipShard(); err != nil {
+		return err
+	}
+	var applyErr error
+	stepped, err := t.scaler.Step(func() { applyErr = t.applyShard() })
+	if err == nil {
+		err = applyErr
+	}
+	if err == nil && !stepped {
+		t.mu.Lock()
+		t.skipped++
+		t.mu.Unlock()
+	}
+	if err == nil {
+		err = t.scaleVar.SetValue(tensors.FromScalar(float32(t.scaler.GetScale())))
+	}
+	if err != nil {
+		return fmt.Errorf("gomlx: %w", err)
+	}
+	return nil
 }
 
 // clipShard clips the share's gradients as WithClipGradNorm and
