@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/goaccel/goaccel/accelerate/checkpoint"
 	"github.com/goaccel/goaccel/accelerate/ddp"
 	"github.com/goaccel/goaccel/accelerate/safetensors"
 )
@@ -34,6 +35,32 @@ type modelView struct {
 	shapes [][]int
 	f64    [][]float64
 	f32    [][]float32
+}
+
+// layoutOf is a model's checkpoint layout (dtype, names, shapes) read
+// without its values, for a model that names and shapes its parameters
+// (Named, ddp.Shaped) and has no buffers; otherwise viewOf's.
+func layoutOf(model any) (checkpoint.Model, error) {
+	n, named := model.(Named)
+	s, shaped := model.(ddp.Shaped)
+	_, b64 := model.(ddp.Buffered)
+	_, b32 := model.(ddp.Buffered32)
+	if !named || !shaped || b64 || b32 {
+		v, err := viewOf(model)
+		if err != nil {
+			return checkpoint.Model{}, err
+		}
+		return checkpoint.Model{DType: string(v.dtype), Names: v.names, Shapes: v.shapes}, nil
+	}
+	dtype := safetensors.F64
+	if _, ok := model.(ddp.Model32); ok {
+		dtype = safetensors.F32
+	}
+	names, shapes := n.ParameterNames(), s.Shapes()
+	if len(names) != len(shapes) {
+		return checkpoint.Model{}, fmt.Errorf("%T: ParameterNames gives %d names for %d shapes", model, len(names), len(shapes))
+	}
+	return checkpoint.Model{DType: string(dtype), Names: names, Shapes: shapes}, nil
 }
 
 func viewOf(model any) (*modelView, error) {

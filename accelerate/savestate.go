@@ -334,12 +334,13 @@ func (a *Accelerator) writeState(staging string) (map[string]checkpoint.FileInfo
 		if d == nil {
 			return nil, nil, fmt.Errorf("accelerate: SaveState: model %d (%T): %w", i, m.later.model, errNotBuilt)
 		}
-		v, err := viewOf(d)
-		if err != nil {
-			return nil, nil, fmt.Errorf("accelerate: SaveState: model %d: %w", i, err)
-		}
-		cm := checkpoint.Model{DType: string(v.dtype), Names: v.names, Shapes: v.shapes}
 		if s, ok := shardedState(d.Module()); ok {
+			// Each process writes its share: the layout is read without
+			// the values, which a sharded model may not hold whole.
+			cm, err := layoutOf(d.Module())
+			if err != nil {
+				return nil, nil, fmt.Errorf("accelerate: SaveState: model %d: %w", i, err)
+			}
 			cm.Shards = man.WorldSize
 			man.Models = append(man.Models, cm)
 			if err := putShards(numbered("model", i, ""), s); err != nil {
@@ -347,7 +348,11 @@ func (a *Accelerator) writeState(staging string) (map[string]checkpoint.FileInfo
 			}
 			continue
 		}
-		man.Models = append(man.Models, cm)
+		v, err := viewOf(d)
+		if err != nil {
+			return nil, nil, fmt.Errorf("accelerate: SaveState: model %d: %w", i, err)
+		}
+		man.Models = append(man.Models, checkpoint.Model{DType: string(v.dtype), Names: v.names, Shapes: v.shapes})
 		if rank == 0 {
 			ts := v.tensors()
 			if err := put(modelFile(i), func(w io.Writer) error { return safetensors.Encode(w, ts, map[string]string{"format": "pt"}) }); err != nil {

@@ -70,8 +70,10 @@ type workerResult struct {
 	EvalBefore float64 `json:"eval_before,omitempty"`
 	EvalAfter  float64 `json:"eval_after,omitempty"`
 	// fp16's loss scaler (envScale): steps skipped, the scale at the end.
-	Skipped int     `json:"skipped,omitempty"`
-	Scale   float64 `json:"scale,omitempty"`
+	Skipped int `json:"skipped,omitempty"`
+	// The bytes of weights the process held right after SaveState.
+	HeldAfterSave int64   `json:"held_after_save,omitempty"`
+	Scale         float64 `json:"scale,omitempty"`
 	// What the process holds for training state after the last step, and
 	// whether its parameters were shares then (FULL_SHARD).
 	State    StateBytes `json:"state"`
@@ -191,6 +193,7 @@ func workerMain(mode string) error {
 			if err := acc.SaveState(os.Getenv(envCkpt)); err != nil {
 				return err
 			}
+			res.HeldAfterSave = tr.StateBytes().Parameters
 		}
 	}
 	if mode == "eval" {
@@ -617,6 +620,15 @@ func testShardedResume(t *testing.T, strategy, dict string) {
 		}
 		if share == 0 || share > 2*(features*16+16+16*classes+classes) {
 			t.Errorf("process 1's shard holds %d moment values", share)
+		}
+	}
+	if strategy == "FULL_SHARD" {
+		// SHARDED_STATE_DICT writes each process's share without gathering
+		// the whole parameters; FULL_STATE_DICT gathers them, as torch does.
+		for r, w := range full {
+			if sharded := dict == "SHARDED_STATE_DICT"; sharded != (w.HeldAfterSave == 0) {
+				t.Errorf("process %d held %d bytes of weights after saving a %s", r, w.HeldAfterSave, dict)
+			}
 		}
 	}
 	for _, c := range []struct {
