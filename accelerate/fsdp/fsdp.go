@@ -150,6 +150,35 @@ type Plugin struct {
 	// CPURAMEfficientLoading has only process 0 read a checkpoint
 	// (FSDP_CPU_RAM_EFFICIENT_LOADING).
 	CPURAMEfficientLoading *bool
+	// MixedPrecisionPolicy is Accelerate's mixed_precision_policy (torch's
+	// MixedPrecision); nil leaves the dtypes to the Accelerator's mixed
+	// precision. Accelerate reads no environment variable for it.
+	MixedPrecisionPolicy *MixedPrecisionPolicy
+}
+
+// MixedPrecisionPolicy is the dtypes sharded training uses: ParamDType for
+// the parameters while they are gathered and computed with, ReduceDType for
+// the gradients while they are reduced. Each is "float32", "bfloat16" or
+// "float16" (Resolve also takes "fp32", "bf16", "fp16" and torch's
+// "torch.bfloat16"); ParamDType "" is the Accelerator's mixed precision,
+// ReduceDType "" is ParamDType (torch's default), or float32.
+type MixedPrecisionPolicy struct {
+	ParamDType, ReduceDType string
+}
+
+// ParseDType reads a dtype as MixedPrecisionPolicy takes it, returning
+// "float32", "bfloat16" or "float16".
+func ParseDType(s string) (string, error) {
+	v := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(s)), "torch.")
+	switch v {
+	case "float32", "fp32", "no":
+		return "float32", nil
+	case "bfloat16", "bf16":
+		return "bfloat16", nil
+	case "float16", "fp16", "half":
+		return "float16", nil
+	}
+	return "", fmt.Errorf("fsdp: unknown dtype %q: choose between float32, bfloat16 and float16 (or fp32, bf16, fp16)", s)
 }
 
 // Enabled reports whether the environment turns FSDP on
@@ -243,6 +272,23 @@ func (p Plugin) Resolve(lookup func(string) (string, bool)) (Plugin, error) {
 	} else if p.StateDictType < FullStateDict || p.StateDictType > ShardedStateDict {
 		return p, fmt.Errorf("fsdp: %v is not a state dict type: choose between %s", p.StateDictType, strings.Join(stateDictNames, ", "))
 	}
+	if mp := p.MixedPrecisionPolicy; mp != nil {
+		resolved := *mp
+		for _, f := range []struct {
+			name string
+			v    *string
+		}{{"ParamDType", &resolved.ParamDType}, {"ReduceDType", &resolved.ReduceDType}} {
+			if *f.v == "" {
+				continue
+			}
+			d, err := ParseDType(*f.v)
+			if err != nil {
+				return p, fmt.Errorf("%w (MixedPrecisionPolicy.%s)", err, f.name)
+			}
+			*f.v = d
+		}
+		p.MixedPrecisionPolicy = &resolved
+	}
 	for _, f := range []struct {
 		dst *(*bool)
 		env string
@@ -283,8 +329,19 @@ func (p Plugin) Check(numProcesses, numNodes int) error {
 func (p Plugin) Offloads() bool { return p.CPUOffload != nil && *p.CPUOffload }
 
 func (p Plugin) String() string {
-	return fmt.Sprintf("FullyShardedDataParallelPlugin(fsdp_version=%d, sharding_strategy=%v, state_dict_type=%v, cpu_offload=%v)",
+	s := fmt.Sprintf("FullyShardedDataParallelPlugin(fsdp_version=%d, sharding_strategy=%v, state_dict_type=%v, cpu_offload=%v",
 		p.Version, p.ShardingStrategy, p.StateDictType, p.Offloads())
+	if mp := p.MixedPrecisionPolicy; mp != nil {
+		s += fmt.Sprintf(", mixed_precision_policy=MixedPrecision(param_dtype=%s, reduce_dtype=%s)", orDefault(mp.ParamDType), orDefault(mp.ReduceDType))
+	}
+	return s + ")"
+}
+
+func orDefault(dtype string) string {
+	if dtype == "" {
+		return "None"
+	}
+	return dtype
 }
 
 // Env is the environment that carries a resolved plugin to launched

@@ -100,3 +100,19 @@ func TestHybridNeedsNodes(t *testing.T) {
 		t.Error("3 processes on 2 nodes accepted")
 	}
 }
+
+// The mixed-precision policy's dtypes are read in Accelerate's spellings
+// and refused, naming the field, when unknown.
+func TestMixedPrecisionPolicy(t *testing.T) {
+	p, err := Plugin{MixedPrecisionPolicy: &MixedPrecisionPolicy{ParamDType: "torch.bfloat16", ReduceDType: "FP32"}}.Resolve(env(nil))
+	if err != nil || *p.MixedPrecisionPolicy != (MixedPrecisionPolicy{ParamDType: "bfloat16", ReduceDType: "float32"}) {
+		t.Fatalf("%v, %v", p.MixedPrecisionPolicy, err)
+	}
+	if s := p.String(); !strings.Contains(s, "mixed_precision_policy=MixedPrecision(param_dtype=bfloat16, reduce_dtype=float32)") {
+		t.Errorf("String: %s", s)
+	}
+	_, err = Plugin{MixedPrecisionPolicy: &MixedPrecisionPolicy{ReduceDType: "int8"}}.Resolve(env(nil))
+	if err == nil || !strings.Contains(err.Error(), `unknown dtype "int8"`) || !strings.Contains(err.Error(), "MixedPrecisionPolicy.ReduceDType") {
+		t.Errorf("int8: %v", err)
+	}
+}

@@ -75,7 +75,10 @@
 //     within each node and replicate across nodes (hybrid.go). SaveState
 //     gathers the whole state or writes each process's share
 //     (SHARDED_STATE_DICT), LoadState takes this process's share of it, on
-//     any number of processes. NO_SHARD is DDP.
+//     any number of processes. The plugin's mixed-precision policy sets
+//     the compute dtype and the dtype of the gradients' reduction
+//     (policy.go); fp16's scaler decides on every share's verdict. NO_SHARD
+//     is DDP.
 //
 // # Transformers
 //

@@ -42,7 +42,13 @@ func (t *Trainer) gather() error {
 	t.mu.Unlock()
 	start := time.Now()
 	flat := make([]float32, l.world*l.share)
-	if err := l.group.AllGatherFloat32(t.acc.Context(), flat, own); err != nil {
+	var err error
+	if _, half := wireOf(t.compute); half { // the variables' dtype: half the traffic, the same values
+		err = l.allGather16(t.acc.Context(), flat, own, t.compute)
+	} else {
+		err = l.group.AllGatherFloat32(t.acc.Context(), flat, own)
+	}
+	if err != nil {
 		return fmt.Errorf("gomlx: FSDP: all-gathering the parameters: %w", err)
 	}
 	t.mu.Lock()

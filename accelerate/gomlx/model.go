@@ -8,6 +8,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/sirupsen/logrus"
 	"github.com/x448/float16"
+
+	"github.com/goaccel/goaccel/accelerate/amp"
 )
 
 // modelView is the Trainer's model as Accelerate sees it (ddp.Model32,
@@ -143,9 +145,11 @@ func toHost(t *tensors.Tensor, dst []float32) error {
 func fromHost(src []float32, dtype dtypes.DType, dims []int) *tensors.Tensor {
 	switch dtype {
 	case dtypes.BFloat16:
+		// Rounded to nearest even, as torch's .to(bfloat16) and XLA's
+		// convert do: GoMLX's bfloat16.FromFloat32 truncates (toward zero).
 		out := make([]bfloat16.BFloat16, len(src))
 		for i, x := range src {
-			out[i] = bfloat16.FromFloat32(x)
+			out[i] = bfloat16.FromBits(amp.Float32ToBFloat16(x))
 		}
 		return tensors.FromFlatDataAndDimensions(out, dims...)
 	case dtypes.Float16:

@@ -21,6 +21,7 @@ import (
 	"github.com/goaccel/goaccel/accelerate"
 	"github.com/goaccel/goaccel/accelerate/amp"
 	"github.com/goaccel/goaccel/accelerate/checkpoint"
+	"github.com/goaccel/goaccel/accelerate/fsdp"
 	"github.com/goaccel/goaccel/accelerate/kwargs"
 	"github.com/goaccel/goaccel/accelerate/pg"
 	"github.com/goaccel/goaccel/accelerate/safetensors"
@@ -40,6 +41,7 @@ const (
 	envNodes    = "GOACCEL_GOMLX_TEST_NODES"  // launch: the processes as this many nodes (1 by default)
 	envScale    = "GOACCEL_GOMLX_TEST_SCALE"  // fp16's loss scaler, given to a float32 Trainer with this initial scale
 	envInfAt    = "GOACCEL_GOMLX_TEST_INF_AT" // with FSDP: process 1's share of the gradients overflows at this optimizer step
+	envPolicy   = "GOACCEL_GOMLX_TEST_POLICY" // FSDP's mixed-precision policy, "param,reduce"
 	testSecret  = "gomlx-test-secret"
 	globalBatch = 32
 )
@@ -71,6 +73,8 @@ type workerResult struct {
 	EvalAfter  float64 `json:"eval_after,omitempty"`
 	// fp16's loss scaler (envScale): steps skipped, the scale at the end.
 	Skipped int `json:"skipped,omitempty"`
+	// The dtype the model computed in.
+	Compute string `json:"compute,omitempty"`
 	// The bytes of weights the process held right after SaveState.
 	HeldAfterSave int64   `json:"held_after_save,omitempty"`
 	Scale         float64 `json:"scale,omitempty"`
@@ -85,7 +89,12 @@ func workerMain(mode string) error {
 	if v := os.Getenv(envAccum); v != "" {
 		accum, _ = strconv.Atoi(v)
 	}
-	acc, err := accelerate.NewAccelerator(accelerate.WithLiveChart(false), accelerate.WithGradientAccumulationSteps(accum))
+	accOpts := []accelerate.Option{accelerate.WithLiveChart(false), accelerate.WithGradientAccumulationSteps(accum)}
+	if pol, ok := os.LookupEnv(envPolicy); ok { // the plugin's other fields from the environment
+		param, reduce, _ := strings.Cut(pol, ",")
+		accOpts = append(accOpts, accelerate.WithFSDPPlugin(fsdp.Plugin{MixedPrecisionPolicy: &fsdp.MixedPrecisionPolicy{ParamDType: param, ReduceDType: reduce}}))
+	}
+	acc, err := accelerate.NewAccelerator(accOpts...)
 	if err != nil {
 		return err
 	}
@@ -235,6 +244,7 @@ func workerMain(mode string) error {
 		res.Gathered, res.Direct = got[0], want
 	}
 	res.State, res.Released = tr.StateBytes(), tr.ParametersReleased() // between steps, before Parameters32 gathers
+	res.Compute = tr.ComputeDType().String()
 	if tr.scaler != nil {
 		res.Skipped, res.Scale = tr.SkippedSteps(), tr.scaler.GetScale()
 	}
@@ -714,5 +724,76 @@ func TestShardedLossScaler(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// FSDP's mixed-precision policy: gradients reduced in bfloat16 (16-bit
+// values on the wire, each partial sum rounded) follow float32's DDP within
+// bfloat16's precision, and differ from the float32 reduction (the policy
+// acts); parameters in bfloat16 compute as the Accelerator's bf16 mixed
+// precision does. What contradicts the Accelerator is refused.
+func TestMixedPrecisionPolicy(t *testing.T) {
+	const steps = 10
+	common := []string{envSteps + "=" + strconv.Itoa(steps), envAdamW + "=1"}
+	ddp := launch(t, 2, "train", common...)
+	ddpBF16 := launch(t, 2, "train", append(common, accelerate.EnvMixedPrecision+"=bf16")...)
+	for _, strategy := range []string{"SHARD_GRAD_OP", "FULL_SHARD"} {
+		fsdpEnv := append(common, "ACCELERATE_USE_FSDP=true", "FSDP_SHARDING_STRATEGY="+strategy)
+		t.Run(strategy, func(t *testing.T) {
+			fp32 := launch(t, 2, "train", fsdpEnv...)
+			for _, c := range []struct {
+				policy, compute string
+				ref             []workerResult
+			}{
+				{",bf16", "Float32", ddp},      // reduce in bfloat16 only
+				{"bf16,", "BFloat16", ddpBF16}, // compute, gather and reduce in bfloat16
+			} {
+				got := launch(t, 2, "train", append(fsdpEnv, envPolicy+"="+c.policy)...)
+				same := true
+				for i, want := range c.ref[0].Losses {
+					if d := math.Abs(got[0].Losses[i]-want) / math.Abs(want); d > 2e-2 {
+						t.Errorf("policy %q, step %d: loss %.6g, the reference's %.6g", c.policy, i, got[0].Losses[i], want)
+					}
+					same = same && got[0].Losses[i] == fp32[0].Losses[i]
+				}
+				if same && c.compute == "Float32" {
+					t.Errorf("policy %q: the same losses as the float32 reduction: the gradients were not reduced in bfloat16", c.policy)
+				}
+				for r, w := range got {
+					if w.Compute != c.compute {
+						t.Errorf("policy %q, process %d computed in %s, want %s", c.policy, r, w.Compute, c.compute)
+					}
+					for name, want := range got[0].Vars {
+						if d := maxDiff(w.Vars[name], want); d != 0 {
+							t.Errorf("policy %q: %s differs between processes 0 and %d by %g", c.policy, name, r, d)
+						}
+					}
+				}
+			}
+		})
+	}
+	// FULL_SHARD all-gathers bfloat16 parameters as bfloat16 (half the
+	// traffic): the values SHARD_GRAD_OP's float32 all-gather gives once
+	// converted, so the same steps to the bit.
+	var runs [2][]workerResult
+	for i, strategy := range []string{"SHARD_GRAD_OP", "FULL_SHARD"} {
+		runs[i] = launch(t, 2, "train", append(common, "ACCELERATE_USE_FSDP=true", "FSDP_SHARDING_STRATEGY="+strategy, envPolicy+"=bf16,fp32")...)
+	}
+	if fmt.Sprint(runs[0][0].Losses) != fmt.Sprint(runs[1][0].Losses) {
+		t.Errorf("bfloat16 parameters: SHARD_GRAD_OP's losses %v, FULL_SHARD's %v", runs[0][0].Losses, runs[1][0].Losses)
+	}
+	for policy, want := range map[string]string{
+		"fp16,": "FSDP's mixed-precision policy computes in float16, which needs fp16's loss scaler",
+		",bf16": "under NO_SHARD the gradients are DDP's: set DistributedDataParallelKwargs' comm_hook",
+	} {
+		env := []string{envSteps + "=1", envPolicy + "=" + policy, "FSDP_SHARDING_STRATEGY=SHARD_GRAD_OP"}
+		if policy == ",bf16" {
+			env[2] = "FSDP_SHARDING_STRATEGY=NO_SHARD"
+		}
+		for r, w := range launch(t, 2, "refused", env...) {
+			if !strings.Contains(w.Err, want) {
+				t.Errorf("policy %q, process %d: %q, want %q", policy, r, w.Err, want)
+			}
+		}
 	}
 }

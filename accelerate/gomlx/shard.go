@@ -182,11 +182,17 @@ func (t *Trainer) afterShardedStep() error {
 		return err
 	}, func() error {
 		clear(l.flat[l.total:])
-		// In place: the flat gradients are scratch once reduced.
-		share, err := l.group.ReduceScatterInPlaceFloat32(ctx, l.flat, pg.Mean)
-		copy(l.grad, share)
-		if err == nil && l.replicas != nil { // the same share on every node: the mean of the nodes' means
-			err = l.replicas.AllReduceFloat32(ctx, l.grad, pg.Mean)
+		var err error
+		if _, half := wireOf(t.reduce); half { // FSDP's mixed-precision policy (policy.go)
+			err = l.reduceScatter16(ctx, t.reduce)
+		} else {
+			// In place: the flat gradients are scratch once reduced.
+			var share []float32
+			share, err = l.group.ReduceScatterInPlaceFloat32(ctx, l.flat, pg.Mean)
+			copy(l.grad, share)
+			if err == nil && l.replicas != nil { // the same share on every node: the mean of the nodes' means
+				err = l.replicas.AllReduceFloat32(ctx, l.grad, pg.Mean)
+			}
 		}
 		if err == nil && l.onShareReduced != nil {
 			l.onShareReduced(l.grad)

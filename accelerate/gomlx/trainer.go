@@ -38,6 +38,7 @@ type Trainer struct {
 	trainer *train.Trainer
 	opt     train.OptimizeWithGradients
 	compute dtypes.DType // the dtype the model computes in
+	reduce  dtypes.DType // the dtype sharded gradients are reduced in (policy.go)
 	cfg     config
 	scaler  *amp.GradScaler // fp16 only
 	sharded bool            // FSDP SHARD_GRAD_OP or FULL_SHARD (shard.go)
@@ -155,6 +156,9 @@ func NewTrainer(acc *accelerate.Accelerator, backend backends.Backend, ctx *cont
 		return nil, err
 	}
 	t.sharded, t.fullShard = strategy != 0, strategy.ShardsParameters()
+	if err := t.applyPolicy(strategy); err != nil {
+		return nil, err
+	}
 	ctx.InAbsPath(context.RootScope).SetParam(ParamComputeDType, t.compute.String())
 	if t.fused = t.fusedPossible(); t.fused {
 		t.masters = ctx

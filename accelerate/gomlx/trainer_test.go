@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/dtypes/bfloat16"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -419,5 +420,19 @@ func TestZeroBFloat16VariablesAreRefused(t *testing.T) {
 	_, err = tr.TrainStep(nil, in, lb)
 	if err == nil || !strings.Contains(err.Error(), "every 16-bit trainable variable of the model is zero after initialization (/model/w") {
 		t.Fatalf("zero bfloat16 variables: %v", err)
+	}
+}
+
+// The masters reach bfloat16 variables rounded to nearest even, as torch
+// and XLA convert, not truncated as GoMLX's bfloat16.FromFloat32 does: a
+// truncated weight is biased toward zero.
+func TestFromHostRoundsToNearest(t *testing.T) {
+	in := []float32{1 + 3.0/512, -(1 + 3.0/512), 1 + 1.0/128 + 1.0/256} // above half an ulp; negative; a tie, to even
+	want := []float32{1 + 1.0/128, -(1 + 1.0/128), 1 + 1.0/64}
+	got := tensors.MustCopyFlatData[bfloat16.BFloat16](fromHost(in, dtypes.BFloat16, []int{len(in)}))
+	for i := range in {
+		if got[i].Float32() != want[i] {
+			t.Errorf("%v became %v, want %v", in[i], got[i].Float32(), want[i])
+		}
 	}
 }
