@@ -18,10 +18,10 @@ import (
 )
 
 // Sharded training (FSDP's SHARD_GRAD_OP, ZeRO-2; FULL_SHARD and the
-// hybrid strategies build on it: fullshard.go, hybrid.go). The trainable variables
-// are seen as one flat float32 vector, in the Trainer's parameter order,
-// padded to N equal shares; process r owns share r, as torch's FSDP owns
-// chunk r of a flat parameter. Every process keeps the whole model's
+// hybrid strategies build on it: fullshard.go, hybrid.go). The trainable
+// variables are seen as one flat float32 vector, in the Trainer's
+// parameter order, padded to N equal shares; process r owns share r, as
+// torch's FSDP owns chunk r of a flat parameter. Every process keeps the whole model's
 // variables (its forward and backward run as with DDP), but the float32
 // masters and the optimizer's state only for its share: the masters'
 // context holds one variable per parameter that meets the share, named
@@ -53,10 +53,10 @@ type shardLayout struct {
 	segs            []segment // the parameters that meet the share, in order
 	exec            *context.Exec
 	released        bool // FULL_SHARD: the model's variables and flat are dropped (fullshard.go)
+	accumulating    bool // gradients of micro-batches are in flat, waiting for the synchronising one
 	// onShareReduced, set by tests, sees the share's reduced gradients
 	// before the loss scaler and the optimizer do.
 	onShareReduced func(grad []float32)
-	accumulating   bool // gradients of micro-batches are in flat, waiting for the synchronising one
 }
 
 // segment is the part [from, to) of one parameter's flat values that lies
@@ -75,12 +75,7 @@ func shardingStrategy(t *Trainer) (fsdp.ShardingStrategy, error) {
 	if p == nil || p.ShardingStrategy == fsdp.NoShard || t.acc.NumProcesses() == 1 {
 		return 0, nil
 	}
-	if p.ShardingStrategy.Hybrid() && t.acc.LocalNumProcesses() == t.acc.NumProcesses() {
-		// The Accelerator refuses it; a plugin set on an Accelerator made otherwise is caught here.
-		return 0, fmt.Errorf("gomlx: NewTrainer: FSDP's %v shards within each node and replicates across nodes, but all %d processes run on one node",
-			p.ShardingStrategy, t.acc.NumProcesses())
-	}
-	return p.ShardingStrategy, nil
+	return p.ShardingStrategy, nil // NewAccelerator refused what no layout can shard (HYBRID_SHARD on one node)
 }
 
 // buildShards lays params out flat, makes their host gradients views of the
