@@ -128,6 +128,10 @@ func main() {
 	if err != nil {
 		fail(fmt.Errorf("raw copy: %w", err))
 	}
+	duplex, err := launch(pl, "duplex", 2, sizes, *per)
+	if err != nil {
+		fail(fmt.Errorf("raw copy both ways: %w", err))
+	}
 	ar := map[int]map[int]result{}
 	for _, n := range worlds {
 		if ar[n], err = launch(pl, "allreduce", n, sizes, *per); err != nil {
@@ -168,19 +172,22 @@ func main() {
 		fmt.Println()
 	}
 	fmt.Printf("\nreduce-scatter + all-gather of the same float32 buffer (sharded training's two halves), beside all-reduce;\n" +
-		"of bound: the ring algorithms' bound (each rank sends 2(n-1)/n of the buffer at the raw copy's rate) over the time taken\n")
-	fmt.Printf("%-10s", "size")
+		"bound: the ring algorithms' bound (each rank sends 2(n-1)/n of the buffer at the raw copy's rate) over the time taken;\n" +
+		"duplex: the same bound at the rate of a raw copy both ways at once (what a ring's links do; on few cores the two directions share them)\n")
+	fmt.Printf("%-10s %14s", "size", "raw both ways")
 	for _, n := range worlds {
-		fmt.Printf(" %14s %9s %9s %9s", fmt.Sprintf("np=%d RS+AG", n), "vs AR", "AR bound", "RS+AG bnd")
+		fmt.Printf(" %14s %6s %9s %9s %9s %9s", fmt.Sprintf("np=%d RS+AG", n), "vs AR", "AR bound", "RS+AG bnd", "AR dplx", "RS+AG dpx")
 	}
 	fmt.Println()
 	for _, s := range sizes {
-		fmt.Printf("%-10s", fmtSize(s))
-		rbw := float64(s) / raw[s].Sec
+		rbw, dbw := float64(s)/raw[s].Sec, float64(s)/duplex[s].Sec
+		fmt.Printf("%-10s %14s", fmtSize(s), fmtBW(dbw))
 		for _, n := range worlds {
 			bw := float64(s) / sh[n][s].Sec
 			bound := 2 * float64(n-1) / float64(n) * float64(s) / rbw // seconds, for AR and for RS+AG alike
-			fmt.Printf(" %14s %9.2f %9.2f %9.2f", fmtBW(bw), bw/(float64(s)/ar[n][s].Sec), bound/ar[n][s].Sec, bound/sh[n][s].Sec)
+			dbound := 2 * float64(n-1) / float64(n) * float64(s) / dbw
+			fmt.Printf(" %14s %6.2f %9.2f %9.2f %9.2f %9.2f", fmtBW(bw), bw/(float64(s)/ar[n][s].Sec), bound/ar[n][s].Sec, bound/sh[n][s].Sec,
+				dbound/ar[n][s].Sec, dbound/sh[n][s].Sec)
 		}
 		fmt.Println()
 	}
@@ -336,19 +343,21 @@ func worker(role string) error {
 		}
 		return g.Barrier(ctx)
 	case "shard":
-		// Sharded training's traffic for one buffer: reduce-scatter the
-		// gradients, all-gather the parameters.
+		// Sharded training's traffic for one buffer, as accelerate/gomlx
+		// makes it: reduce-scatter the flat gradients in place, all-gather
+		// the shares into the same buffer.
 		for _, size := range sizes {
 			share := max(size/4/world, 1)
-			in, out, whole := make([]float32, share*world), make([]float32, share), make([]float32, share*world)
-			for i := range in {
-				in[i] = 1
+			buf := make([]float32, share*world)
+			for i := range buf {
+				buf[i] = 1
 			}
 			step := func() error {
-				if err := g.ReduceScatterFloat32(ctx, out, in, pg.Sum); err != nil {
+				mine, err := g.ReduceScatterInPlaceFloat32(ctx, buf, pg.Sum)
+				if err != nil {
 					return err
 				}
-				return g.AllGatherFloat32(ctx, whole, out)
+				return g.AllGatherFloat32(ctx, buf, mine)
 			}
 			if err := step(); err != nil { // warm-up
 				return err
@@ -366,16 +375,17 @@ func worker(role string) error {
 			emit(size, it, time.Since(start))
 		}
 		return g.Barrier(ctx)
-	case "raw":
-		return rawCopy(ctx, g, rank, sizes, target, emit)
+	case "raw", "duplex":
+		return rawCopy(ctx, g, rank, sizes, target, role == "duplex", emit)
 	}
 	return fmt.Errorf("unknown role %q", role)
 }
 
 // rawCopy: rank 1 listens, rank 0 connects (the address travels through the
 // group), then for every size rank 0 writes size bytes and rank 1 reads them
-// and answers one byte.
-func rawCopy(ctx context.Context, g *pg.Group, rank int, sizes []int, target time.Duration, emit func(int, int, time.Duration)) error {
+// and answers one byte; with both, each rank writes size bytes to the
+// other while it reads the other's.
+func rawCopy(ctx context.Context, g *pg.Group, rank int, sizes []int, target time.Duration, both bool, emit func(int, int, time.Duration)) error {
 	var conn net.Conn
 	if rank == 1 {
 		ln, err := net.Listen("tcp", net.JoinHostPort(os.Getenv(envHost), "0"))
@@ -402,11 +412,21 @@ func rawCopy(ctx context.Context, g *pg.Group, rank int, sizes []int, target tim
 	ack := make([]byte, 1)
 	for _, size := range sizes {
 		buf := make([]byte, size)
+		var in []byte // the other direction's bytes (both)
+		if both {
+			in = make([]byte, size)
+		}
 		it := iterations(size, target)
 		var start time.Time
 		for i := -1; i < it; i++ { // i == -1 is the warm-up
 			if i == 0 {
 				start = time.Now()
+			}
+			if both {
+				if err := exchangeBoth(conn, buf, in); err != nil {
+					return err
+				}
+				continue
 			}
 			if rank == 0 {
 				if _, err := conn.Write(buf); err != nil {
@@ -427,6 +447,20 @@ func rawCopy(ctx context.Context, g *pg.Group, rank int, sizes []int, target tim
 		emit(size, it, time.Since(start))
 	}
 	return nil
+}
+
+// exchangeBoth writes out to conn while it reads len(in) bytes from it.
+func exchangeBoth(conn net.Conn, out, in []byte) error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := conn.Write(out)
+		done <- err
+	}()
+	_, rerr := io.ReadFull(conn, in)
+	if werr := <-done; werr != nil {
+		return werr
+	}
+	return rerr
 }
 
 func parseSize(s string) (int, error) {
