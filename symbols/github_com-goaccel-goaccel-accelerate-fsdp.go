@@ -32,14 +32,16 @@ func init() {
 		"HybridShardZero2":           reflect.ValueOf(fsdp.HybridShardZero2),
 		"LocalStateDict":             reflect.ValueOf(fsdp.LocalStateDict),
 		"NoShard":                    reflect.ValueOf(fsdp.NoShard),
+		"ParseDType":                 reflect.ValueOf(fsdp.ParseDType),
 		"ParseShardingStrategy":      reflect.ValueOf(fsdp.ParseShardingStrategy),
 		"ParseStateDictType":         reflect.ValueOf(fsdp.ParseStateDictType),
 		"ShardGradOp":                reflect.ValueOf(fsdp.ShardGradOp),
 		"ShardedStateDict":           reflect.ValueOf(fsdp.ShardedStateDict),
 
 		// type definitions
-		"Plugin":           reflect.ValueOf((*fsdp.Plugin)(nil)),
-		"ShardingStrategy": reflect.ValueOf((*fsdp.ShardingStrategy)(nil)),
-		"StateDictType":    reflect.ValueOf((*fsdp.StateDictType)(nil)),
+		"MixedPrecisionPolicy": reflect.ValueOf((*fsdp.MixedPrecisionPolicy)(nil)),
+		"Plugin":               reflect.ValueOf((*fsdp.Plugin)(nil)),
+		"ShardingStrategy":     reflect.ValueOf((*fsdp.ShardingStrategy)(nil)),
+		"StateDictType":        reflect.ValueOf((*fsdp.StateDictType)(nil)),
 	}
 }
