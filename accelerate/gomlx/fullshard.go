@@ -41,15 +41,10 @@ func (t *Trainer) gather() error {
 	own := l.own
 	t.mu.Unlock()
 	start := time.Now()
-	flat := make([]float32, l.world*l.share)
-	var err error
-	if _, half := wireOf(t.compute); half { // the variables' dtype: half the traffic, the same values
-		err = l.allGather16(t.acc.Context(), flat, own, t.compute)
-	} else {
-		err = l.group.AllGatherFloat32(t.acc.Context(), flat, own)
-	}
+	// In the variables' dtype: half float32's traffic in 16 bits, the same values.
+	flat, err := l.wholeFrom(t.acc.Context(), own, t.compute)
 	if err != nil {
-		return fmt.Errorf("gomlx: FSDP: all-gathering the parameters: %w", err)
+		return err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -109,9 +104,9 @@ func (t *Trainer) gatherHost() error {
 	}
 	own := l.own
 	t.mu.Unlock()
-	flat := make([]float32, l.world*l.share)
-	if err := l.group.AllGatherFloat32(t.acc.Context(), flat, own); err != nil {
-		return fmt.Errorf("gomlx: FSDP: all-gathering the parameters: %w", err)
+	flat, err := l.wholeFrom(t.acc.Context(), own, dtypes.Float32)
+	if err != nil {
+		return err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

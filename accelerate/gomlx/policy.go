@@ -114,9 +114,25 @@ func (l *shardLayout) reduceScatter16(ctx context.Context, dtype dtypes.DType) e
 	return nil
 }
 
-// allGather16 all-gathers the shares of the parameters in a 16-bit
-// compute dtype into out (as float32 values of that dtype): what the
-// model's variables get anyway, in half of float32's traffic.
+// wholeFrom all-gathers every process's share of the parameters (own is
+// this process's) into a new buffer of the whole flat vector, rounded to
+// dtype: a 16-bit dtype travels as 16 bits, half of float32's traffic.
+func (l *shardLayout) wholeFrom(ctx context.Context, own []float32, dtype dtypes.DType) ([]float32, error) {
+	out := make([]float32, l.world*l.share)
+	var err error
+	if _, half := wireOf(dtype); half {
+		err = l.allGather16(ctx, out, own, dtype)
+	} else {
+		err = l.group.AllGatherFloat32(ctx, out, own)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gomlx: FSDP: all-gathering the parameters: %w", err)
+	}
+	return out, nil
+}
+
+// allGather16 all-gathers the shares in a 16-bit dtype into out (as
+// float32 values of that dtype).
 func (l *shardLayout) allGather16(ctx context.Context, out, own []float32, dtype dtypes.DType) error {
 	w, _ := wireOf(dtype)
 	mine := make([]uint16, len(own))

@@ -249,23 +249,7 @@ func (t *Trainer) scaledShardStep() error {
 	if err := t.clipShard(); err != nil {
 		return err
 	}
-	var applyErr error
-	stepped, err := t.scaler.Step(func() { applyErr = t.applyShard() })
-	if err == nil {
-		err = applyErr
-	}
-	if err == nil && !stepped {
-		t.mu.Lock()
-		t.skipped++
-		t.mu.Unlock()
-	}
-	if err == nil {
-		err = t.scaleVar.SetValue(tensors.FromScalar(float32(t.scaler.GetScale())))
-	}
-	if err != nil {
-		return fmt.Errorf("gomlx: %w", err)
-	}
-	return nil
+	return t.scaledStep(t.applyShard)
 }
 
 // clipShard clips the share's gradients as WithClipGradNorm and

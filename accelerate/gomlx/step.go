@@ -80,22 +80,10 @@ func (t *Trainer) afterStep() error {
 				return fmt.Errorf("gomlx: %w", err)
 			}
 		}
-		var applyErr error
-		stepped, err := t.scaler.Step(func() { applyErr = t.applyFromHost() })
-		if err == nil {
-			err = applyErr
-		}
-		if err == nil && !stepped {
-			t.mu.Lock()
-			t.skipped++
-			t.mu.Unlock()
-		}
+		err := t.scaledStep(t.applyFromHost)
 		t.zeroHostGrads()
-		if err == nil {
-			err = t.scaleVar.SetValue(tensors.FromScalar(float32(t.scaler.GetScale())))
-		}
 		if err != nil {
-			return fmt.Errorf("gomlx: %w", err)
+			return err
 		}
 		return t.checkDivergence()
 	}
@@ -104,6 +92,29 @@ func (t *Trainer) afterStep() error {
 	}
 	t.zeroHostGrads()
 	return t.checkDivergence()
+}
+
+// scaledStep runs apply unless fp16's scaler found inf or NaN in the
+// gradients it unscaled, counts a skipped step, and gives the training
+// graph the scale the scaler moved to.
+func (t *Trainer) scaledStep(apply func() error) error {
+	var applyErr error
+	stepped, err := t.scaler.Step(func() { applyErr = apply() })
+	if err == nil {
+		err = applyErr
+	}
+	if err == nil && !stepped {
+		t.mu.Lock()
+		t.skipped++
+		t.mu.Unlock()
+	}
+	if err == nil {
+		err = t.scaleVar.SetValue(tensors.FromScalar(float32(t.scaler.GetScale())))
+	}
+	if err != nil {
+		return fmt.Errorf("gomlx: %w", err)
+	}
+	return nil
 }
 
 // needsHost reports whether the gradients must go through the host: to be
